@@ -1,0 +1,332 @@
+"""From a trace to failures: out of bounds, races, unwritten reads, budgets and wrong output.
+
+Everything here reads a finished Trace; nothing re-runs the kernel. Each failure names the block,
+the thread (and the other thread, for a race), the array, the index and the source line, and its
+message says what to do about it. Repeats of one mistake (the same array, the same lines) fold into
+one failure with a count, so a learner sees three clear messages rather than three hundred.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from .trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
+                    fmt_dim)
+from .verdict import Failure
+
+MAX_DETAILS = 64
+
+
+def find_all(trace: Trace, config: str, budget: dict | None = None) -> list[Failure]:
+    failures = []
+    failures += out_of_bounds(trace, config)
+    failures += races(trace, config)
+    failures += uninitialized_reads(trace, config)
+    if budget:
+        failures += budgets(trace, config, budget)
+    return failures
+
+
+def _who(trace: Trace, tid: int) -> str:
+    block, thread = trace.where(tid)
+    return f"thread {fmt_dim(thread)} of block {fmt_dim(block)}"
+
+
+def _cell(trace: Trace, aid: int, flat) -> str:
+    info = trace.arrays[aid]
+    index = flat if isinstance(flat, tuple) else info.unravel(flat)
+    if info.space == GLOBAL:
+        return f"{info.name}[{', '.join(str(i) for i in index)}]"
+    return f"{info.space} array '{info.name}'[{', '.join(str(i) for i in index)}]"
+
+
+def _index(trace: Trace, aid: int, flat) -> tuple:
+    return tuple(flat) if isinstance(flat, tuple) else trace.arrays[aid].unravel(flat)
+
+
+# -- out of bounds ---------------------------------------------------------------------------------
+def out_of_bounds(trace: Trace, config: str) -> list[Failure]:
+    groups: dict = {}
+    for e in trace.events:
+        if e[1] == OOB_READ or e[1] == OOB_WRITE:
+            groups.setdefault((e[2], e[5], e[1]), []).append(e)
+    failures = []
+    for (aid, line, op), evs in groups.items():
+        first = evs[0]
+        info = trace.arrays[aid]
+        index = first[3]
+        verb = "reads" if op == OOB_READ else "writes"
+        negative = any(i < 0 for i in index if isinstance(i, int))
+        why = ("A negative index is out of bounds on a GPU (numpy would wrap it; a GPU reads whatever "
+               "memory lies before the array)." if negative else
+               f"The array's shape is {tuple(info.shape)}.")
+        threads = len({e[0] for e in evs})
+        more = f" {threads - 1} other thread(s) did the same." if threads > 1 else ""
+        block, thread = trace.where(first[0])
+        failures.append(Failure(
+            kind="out_of_bounds",
+            message=(f"{_who(trace, first[0]).capitalize()} {verb} {_cell(trace, aid, index)} on line {line}, "
+                     f"outside the array. {why}{more} Guard the access with a bounds check "
+                     f"(e.g. `if i < size:`)."),
+            config=config, array=info.name, index=tuple(index), block=block, thread=thread, line=line,
+            count=threads))
+    return failures
+
+
+# -- unwritten reads -------------------------------------------------------------------------------
+def uninitialized_reads(trace: Trace, config: str) -> list[Failure]:
+    groups: dict = {}
+    for e in trace.events:
+        if e[1] == UNINIT_READ:
+            info = trace.arrays[e[2]]
+            groups.setdefault((info.space, info.name, e[5]), []).append(e)
+    failures = []
+    for (space, name, line), evs in groups.items():
+        first = evs[0]
+        block, thread = trace.where(first[0])
+        threads = len({e[0] for e in evs})
+        more = f" {threads - 1} other thread(s) did the same." if threads > 1 else ""
+        where = "shared memory starts with whatever was there before" if space == SHARED else \
+            "local arrays start with garbage"
+        failures.append(Failure(
+            kind="uninitialized_read",
+            message=(f"{_who(trace, first[0]).capitalize()} reads {_cell(trace, first[2], first[3])} on line "
+                     f"{line}, but no thread had written that cell yet: on a GPU {where}.{more} Make sure "
+                     f"some thread writes every cell that is read (threads past the end can write 0), "
+                     f"and put a barrier between the writes and the reads."),
+            config=config, array=name, index=_index(trace, first[2], first[3]), block=block, thread=thread,
+            line=line, count=threads))
+    return failures
+
+
+# -- races -----------------------------------------------------------------------------------------
+def races(trace: Trace, config: str) -> list[Failure]:
+    """Same cell, two threads, at least one plain write: within one barrier phase of a block, or
+    across blocks for global memory (blocks never wait for each other). Lanes of one warp separated
+    by a syncwarp are ordered and do not race."""
+    spaces = [a.space for a in trace.arrays]
+    cells: dict = {}
+    for e in trace.events:
+        op = e[1]
+        if op > ATOMIC:
+            continue
+        space = spaces[e[2]]
+        if space != SHARED and space != GLOBAL:
+            continue
+        key = (e[2], e[3])
+        lst = cells.get(key)
+        if lst is None:
+            cells[key] = [e]
+        else:
+            lst.append(e)
+    tpb = trace.threads_per_block
+    found: dict = {}
+    for (aid, flat), evs in cells.items():
+        if len(evs) < 2:
+            continue
+        t0 = evs[0][0]
+        if all(e[0] == t0 for e in evs):
+            continue  # one thread alone
+        writes = [e for e in evs if e[1] == WRITE]
+        if not writes:
+            continue
+        pair = None
+        if spaces[aid] == GLOBAL:
+            w = writes[0]
+            wb = w[0] // tpb
+            for e in evs:
+                if e[0] // tpb != wb:
+                    pair = (w, e, True)
+                    break
+        if pair is None:
+            pair = _race_in_phase(evs, tpb)
+        if pair is None:
+            continue
+        w, o, cross = pair
+        key = (aid if spaces[aid] == GLOBAL else (trace.arrays[aid].name, SHARED), w[5], o[5], o[1], cross)
+        if key in found:
+            found[key][1] += 1
+        else:
+            found[key] = [pair, 1]
+    failures = []
+    for (_, wline, oline, oop, cross), ((w, o, _), count) in found.items():
+        info = trace.arrays[w[2]]
+        what = {READ: "reads", WRITE: "writes", ATOMIC: "atomically updates"}[oop]
+        block, thread = trace.where(w[0])
+        oblock, othread = trace.where(o[0])
+        cells = f" ({count} cells of '{info.name}' race the same way)" if count > 1 else ""
+        if cross:
+            msg = (f"{_who(trace, w[0]).capitalize()} writes {_cell(trace, w[2], w[3])} on line {wline} and "
+                   f"{_who(trace, o[0])} {what} it on line {oline}{cells}. Blocks run in any order and "
+                   f"cannot wait for each other: give each block its own cells, or use cuda.atomic.add.")
+        else:
+            msg = (f"{_who(trace, w[0]).capitalize()} writes {_cell(trace, w[2], w[3])} on line {wline} and "
+                   f"thread {fmt_dim(othread)} {what} it on line {oline}, with no barrier between them "
+                   f"(both in barrier phase {w[6]}){cells}. Which one goes first is up to the hardware: "
+                   f"put a cuda.syncthreads() between the write and the other access"
+                   + (", or use an atomic." if oop != READ else "."))
+        failures.append(Failure(kind="race", message=msg, config=config, array=info.name,
+                                index=_index(trace, w[2], w[3]), block=block, thread=thread,
+                                other_thread=othread, line=wline, count=count,
+                                details=[{"other_block": list(oblock), "other_line": oline}]))
+    return failures
+
+
+def _race_in_phase(evs, tpb):
+    """A plain write and another thread's access in one block and one barrier phase, unless both
+    lanes are in one warp and a syncwarp separates them. Linear in the events for each writer."""
+    groups: dict = {}
+    for e in evs:
+        groups.setdefault((e[0] // tpb, e[6]), []).append(e)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        writers = {}
+        for e in group:
+            if e[1] == WRITE and e[0] not in writers:
+                writers[e[0]] = e
+        for w in writers.values():
+            wwarp = (w[0] % tpb) // 32
+            for e in group:
+                if e[0] == w[0]:
+                    continue
+                if (e[0] % tpb) // 32 == wwarp and e[7] != w[7]:
+                    continue  # ordered by a syncwarp
+                return (w, e, False)
+    return None
+
+
+# -- budgets ---------------------------------------------------------------------------------------
+def budgets(trace: Trace, config: str, budget: dict) -> list[Failure]:
+    spaces = [a.space for a in trace.arrays]
+    reads: Counter = Counter()
+    writes: Counter = Counter()
+    for e in trace.events:
+        if spaces[e[2]] != GLOBAL:
+            continue
+        op = e[1]
+        if op == READ or op == OOB_READ:
+            reads[e[0]] += 1
+        elif op == WRITE or op == ATOMIC or op == OOB_WRITE:
+            writes[e[0]] += 1
+    failures = []
+    for key, counter, noun, advice in (
+        ("global_reads", reads, "global reads",
+         "Read each value from global memory once (into a register or shared memory) and reuse it."),
+        ("global_writes", writes, "global writes",
+         "Accumulate in a local variable or shared memory and write the result once."),
+    ):
+        limit = budget.get(key)
+        if limit is None:
+            continue
+        over = [(n, tid) for tid, n in counter.items() if n > limit]
+        if not over:
+            continue
+        n, tid = max(over, key=lambda p: (p[0], -p[1]))
+        ops = (READ, OOB_READ) if key == "global_reads" else (WRITE, ATOMIC, OOB_WRITE)
+        listing = [f"{_cell(trace, e[2], e[3])} (line {e[5]})" for e in trace.events
+                   if e[0] == tid and e[1] in ops and spaces[e[2]] == GLOBAL]
+        shown = ", ".join(listing[:8]) + (", ..." if len(listing) > 8 else "")
+        block, thread = trace.where(tid)
+        others = f" {len(over) - 1} other thread(s) are over too." if len(over) > 1 else ""
+        failures.append(Failure(
+            kind="budget_exceeded",
+            message=(f"{_who(trace, tid).capitalize()} made {n} {noun}; the budget is {limit} per thread. "
+                     f"Its {noun}: {shown}.{others} {advice}"),
+            config=config, block=block, thread=thread, line=_first_line(trace, tid, ops, spaces),
+            count=len(over), details=[{"budget": key, "limit": limit, "used": n}]))
+    limit = budget.get("shared_size")
+    if limit is not None:
+        per_block: Counter = Counter()
+        for a in trace.arrays:
+            if a.space == SHARED:
+                per_block[a.block] += a.size
+        for block, size in per_block.items():
+            if size > limit:
+                failures.append(Failure(
+                    kind="budget_exceeded",
+                    message=(f"Block {fmt_dim(block)} allocates {size} elements of shared memory; the budget "
+                             f"is {limit}. Size the shared array by the threads per block."),
+                    config=config, block=block, details=[{"budget": "shared_size", "limit": limit,
+                                                          "used": size}]))
+                break
+    return failures
+
+
+def _first_line(trace, tid, ops, spaces):
+    for e in trace.events:
+        if e[0] == tid and e[1] in ops and spaces[e[2]] == GLOBAL:
+            return e[5]
+    return None
+
+
+# -- output ----------------------------------------------------------------------------------------
+def wrong_output(trace: Trace | None, config: str, expected: np.ndarray, got: np.ndarray,
+                 tolerance: float, out_name: str = "out") -> list[Failure]:
+    if expected.shape != got.shape:
+        return [Failure(kind="wrong_output", config=config, array=out_name,
+                        message=f"{out_name} has shape {got.shape} but the answer has shape {expected.shape}.")]
+    exp = expected.astype(np.float64)
+    val = got.astype(np.float64)
+    ok = np.isclose(val, exp, rtol=tolerance, atol=tolerance) & np.isfinite(val)
+    if ok.all():
+        return []
+    writers = {}
+    aid = None
+    if trace is not None:
+        info = trace.global_array(out_name)
+        aid = info.aid if info else None
+        for e in trace.events:
+            if e[2] == aid and (e[1] == WRITE or e[1] == ATOMIC):
+                writers[e[3]] = e
+    bad = np.argwhere(~ok)
+    details = []
+    for idx in bad[:MAX_DETAILS]:
+        idx = tuple(int(i) for i in idx)
+        flat = int(np.ravel_multi_index(idx, got.shape)) if got.ndim else 0
+        cell = {"index": list(idx), "expected": _num(exp[idx]), "got": _num(val[idx])}
+        e = writers.get(flat)
+        if e is not None:
+            block, thread = trace.where(e[0])
+            cell.update(block=list(block), thread=list(thread), line=e[5])
+        elif trace is not None:
+            cell["unwritten"] = True
+        details.append(cell)
+    first = details[0]
+    idx_s = ", ".join(str(i) for i in first["index"])
+    msg = f"{out_name}[{idx_s}] is {_fmt(first['got'])} but should be {_fmt(first['expected'])}"
+    if "thread" in first:
+        msg += (f"; thread {fmt_dim(tuple(first['thread']))} of block {fmt_dim(tuple(first['block']))} "
+                f"wrote it on line {first['line']}.")
+    elif first.get("unwritten"):
+        msg += "; no thread wrote it (it still holds its starting value)."
+    else:
+        msg += "."
+    more = len(bad) - 1
+    if more:
+        unwritten = sum(1 for d in details if d.get("unwritten"))
+        msg += f" {more} more cell(s) are wrong"
+        msg += f"; {unwritten} cells in all were never written." if unwritten > 1 else "."
+    if first.get("unwritten"):
+        msg += " Is some thread responsible for every cell of the output?"
+    return [Failure(kind="wrong_output", message=msg, config=config, array=out_name,
+                    index=tuple(first["index"]),
+                    block=tuple(first["block"]) if "block" in first else None,
+                    thread=tuple(first["thread"]) if "thread" in first else None,
+                    line=first.get("line"), count=len(bad), details=details)]
+
+
+def _num(x):
+    x = float(x)
+    return x if np.isfinite(x) else str(x)
+
+
+def _fmt(x):
+    if isinstance(x, str):
+        return x
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.6g}"
+
+
+__all__ = ["find_all", "out_of_bounds", "races", "uninitialized_reads", "budgets", "wrong_output", "LOCAL"]

@@ -1,0 +1,305 @@
+"""What `from numba import cuda` means inside our simulator.
+
+A learner's file is executed with an import hook that hands it these objects instead of Numba's, so
+the same file runs unchanged here and on a GPU. Thread-dependent attributes (threadIdx, laneid, ...)
+are plain instance attributes that the scheduler rewrites at each switch between simulated threads,
+which makes `cuda.threadIdx.x` as cheap as any attribute read. Anything a kernel touches that we do
+not simulate raises Unsupported naming it, rather than misbehaving quietly.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import sys
+
+import numpy as np
+
+_getframe = sys._getframe
+
+
+class Unsupported(Exception):
+    """The kernel used a part of numba.cuda that the simulator does not model."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+class Dim3:
+    __slots__ = ("x", "y", "z")
+
+    def __init__(self, x=1, y=1, z=1):
+        self.x, self.y, self.z = x, y, z
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z))
+
+    def __repr__(self):
+        return f"Dim3({self.x}, {self.y}, {self.z})"
+
+
+# -- numba scalar types: usable as casts, and as dtypes of shared/local arrays ---------------------
+class ScalarType:
+    def __init__(self, name: str, np_dtype, cast):
+        self.name = name
+        self.np_dtype = np.dtype(np_dtype)
+        self._cast = cast
+        self.is_int = self.np_dtype.kind in "iub"
+
+    def __call__(self, value=0):
+        return self._cast(value)
+
+    def __repr__(self):
+        return self.name
+
+    def __getitem__(self, item):  # float32[:] in a signature string-free jit: harmless here
+        return self
+
+
+def _float32(x):
+    """Round to the nearest float32, as Numba's float32() cast does, but keep a Python float."""
+    x = float(x)
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _wrap_int(bits, signed):
+    mask = (1 << bits) - 1
+    half = 1 << (bits - 1)
+
+    def cast(x):
+        v = int(x) & mask
+        if signed and v >= half:
+            v -= 1 << bits
+        return v
+
+    return cast
+
+
+SCALARS = {
+    "float32": ScalarType("float32", np.float32, _float32),
+    "float64": ScalarType("float64", np.float64, float),
+    "float16": None,  # not simulated: half precision changes results in ways we do not model
+    "int8": ScalarType("int8", np.int8, _wrap_int(8, True)),
+    "int16": ScalarType("int16", np.int16, _wrap_int(16, True)),
+    "int32": ScalarType("int32", np.int32, _wrap_int(32, True)),
+    "int64": ScalarType("int64", np.int64, _wrap_int(64, True)),
+    "uint8": ScalarType("uint8", np.uint8, _wrap_int(8, False)),
+    "uint16": ScalarType("uint16", np.uint16, _wrap_int(16, False)),
+    "uint32": ScalarType("uint32", np.uint32, _wrap_int(32, False)),
+    "uint64": ScalarType("uint64", np.uint64, _wrap_int(64, False)),
+    "boolean": ScalarType("boolean", np.bool_, bool),
+}
+SCALARS["float_"] = SCALARS["float64"]
+SCALARS["double"] = SCALARS["float64"]
+SCALARS["intp"] = SCALARS["int64"]
+SCALARS["int_"] = SCALARS["int64"]
+SCALARS["uint"] = SCALARS["uint64"]
+SCALARS["b1"] = SCALARS["boolean"]
+SCALARS["f4"] = SCALARS["float32"]
+SCALARS["f8"] = SCALARS["float64"]
+SCALARS["i4"] = SCALARS["int32"]
+SCALARS["i8"] = SCALARS["int64"]
+
+
+def dtype_of(dtype) -> ScalarType:
+    """Accept numba types, numpy dtypes and type objects, as Numba's shared.array does."""
+    if isinstance(dtype, ScalarType):
+        return dtype
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise Unsupported(f"array dtype {dtype!r}") from None
+    st = SCALARS.get(name)
+    if st is None:
+        raise Unsupported(f"array dtype {name}")
+    return st
+
+
+class _Namespace:
+    """A small attribute bag that names what is missing, e.g. cuda.shared.foo."""
+
+    def __init__(self, prefix, **members):
+        self._prefix = prefix
+        self.__dict__.update(members)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise Unsupported(f"{self._prefix}.{name}")
+
+
+class FakeCuda:
+    """The simulated `numba.cuda` module. One instance per loaded learner module."""
+
+    def __init__(self):
+        self.launch = None  # the running Launch, set by the scheduler
+        self.threadIdx = Dim3(0, 0, 0)
+        self.blockIdx = Dim3(0, 0, 0)
+        self.blockDim = Dim3()
+        self.gridDim = Dim3()
+        self.laneid = 0
+        self.warpsize = 32
+        self.shared = _Namespace("cuda.shared", array=self._shared_array)
+        self.local = _Namespace("cuda.local", array=self._local_array)
+        self.const = _Namespace("cuda.const", array_like=self._const_array_like)
+        self.atomic = _Namespace(
+            "cuda.atomic",
+            add=self._atomic_op(lambda old, v: old + v),
+            sub=self._atomic_op(lambda old, v: old - v),
+            max=self._atomic_op(_nan_max),
+            min=self._atomic_op(_nan_min),
+            nanmax=self._atomic_op(_nan_max),
+            nanmin=self._atomic_op(_nan_min),
+            exch=self._atomic_op(lambda old, v: v),
+            cas=self._atomic_cas,
+            compare_and_swap=lambda ary, old, val: self._atomic_cas(ary, 0, old, val, depth=3),
+            inc=self._atomic_op(lambda old, v: 0 if old >= v else old + 1),
+            dec=self._atomic_op(lambda old, v: v if (old == 0 or old > v) else old - 1),
+            and_=self._atomic_op(lambda old, v: old & v),
+            or_=self._atomic_op(lambda old, v: old | v),
+            xor=self._atomic_op(lambda old, v: old ^ v),
+        )
+        setattr(self.atomic, "and", self.atomic.and_)
+        setattr(self.atomic, "or", self.atomic.or_)
+
+    # -- kernels and device functions -----------------------------------------------------------
+    def jit(self, func_or_sig=None, device=False, **options):
+        from .sim import SimKernel
+
+        def wrap(fn):
+            if device:
+                return fn  # a device function is a plain call in the calling thread
+            return SimKernel(fn, self)
+
+        if callable(func_or_sig) and not isinstance(func_or_sig, (str, ScalarType)):
+            return wrap(func_or_sig)
+        return wrap
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise Unsupported(f"cuda.{name}")
+
+    # -- thread geometry ------------------------------------------------------------------------
+    def grid(self, ndim):
+        t, b, d = self.threadIdx, self.blockIdx, self.blockDim
+        if ndim == 1:
+            return b.x * d.x + t.x
+        if ndim == 2:
+            return (b.x * d.x + t.x, b.y * d.y + t.y)
+        if ndim == 3:
+            return (b.x * d.x + t.x, b.y * d.y + t.y, b.z * d.z + t.z)
+        raise ValueError("cuda.grid takes 1, 2 or 3")
+
+    def gridsize(self, ndim):
+        g, d = self.gridDim, self.blockDim
+        if ndim == 1:
+            return g.x * d.x
+        if ndim == 2:
+            return (g.x * d.x, g.y * d.y)
+        if ndim == 3:
+            return (g.x * d.x, g.y * d.y, g.z * d.z)
+        raise ValueError("cuda.gridsize takes 1, 2 or 3")
+
+    # -- memory ---------------------------------------------------------------------------------
+    def _shared_array(self, shape, dtype):
+        return self.launch.shared_array(shape, dtype_of(dtype), _getframe(1))
+
+    def _local_array(self, shape, dtype):
+        return self.launch.local_array(shape, dtype_of(dtype), _getframe(1))
+
+    def _const_array_like(self, ary):
+        return self.launch.const_array(ary)
+
+    def _atomic_op(self, fn):
+        def op(ary, idx, val):
+            return ary.atomic(idx, lambda old: fn(old, val), depth=2)
+
+        return op
+
+    def _atomic_cas(self, ary, idx, old, val, depth=2):
+        return ary.atomic(idx, lambda cur: val if cur == old else cur, depth=depth)
+
+    # -- barriers and warps ---------------------------------------------------------------------
+    def syncthreads(self):
+        self.launch.barrier("syncthreads", 0, _getframe(1).f_lineno, _getframe(1).f_code)
+
+    def syncthreads_count(self, pred):
+        return self.launch.barrier("syncthreads_count", pred, _getframe(1).f_lineno, _getframe(1).f_code)
+
+    def syncthreads_and(self, pred):
+        return self.launch.barrier("syncthreads_and", pred, _getframe(1).f_lineno, _getframe(1).f_code)
+
+    def syncthreads_or(self, pred):
+        return self.launch.barrier("syncthreads_or", pred, _getframe(1).f_lineno, _getframe(1).f_code)
+
+    def syncwarp(self, mask=0xFFFFFFFF):
+        self.launch.warp_op("syncwarp", mask, None, None, _getframe(1).f_lineno)
+
+    def shfl_sync(self, mask, value, src_lane):
+        return self.launch.warp_op("shfl", mask, value, src_lane, _getframe(1).f_lineno)
+
+    def shfl_up_sync(self, mask, value, delta):
+        return self.launch.warp_op("shfl_up", mask, value, delta, _getframe(1).f_lineno)
+
+    def shfl_down_sync(self, mask, value, delta):
+        return self.launch.warp_op("shfl_down", mask, value, delta, _getframe(1).f_lineno)
+
+    def shfl_xor_sync(self, mask, value, lane_mask):
+        return self.launch.warp_op("shfl_xor", mask, value, lane_mask, _getframe(1).f_lineno)
+
+    def all_sync(self, mask, pred):
+        return self.launch.warp_op("all", mask, pred, None, _getframe(1).f_lineno)
+
+    def any_sync(self, mask, pred):
+        return self.launch.warp_op("any", mask, pred, None, _getframe(1).f_lineno)
+
+    def ballot_sync(self, mask, pred):
+        return self.launch.warp_op("ballot", mask, pred, None, _getframe(1).f_lineno)
+
+    def activemask(self):
+        return self.launch.active_mask()
+
+    def threadfence(self):
+        pass
+
+    def threadfence_block(self):
+        pass
+
+    def threadfence_system(self):
+        pass
+
+
+def _nan_max(old, v):
+    if old != old:
+        return v
+    if v != v:
+        return old
+    return old if old >= v else v
+
+
+def _nan_min(old, v):
+    if old != old:
+        return v
+    if v != v:
+        return old
+    return old if old <= v else v
+
+
+class FakeNumba:
+    """The simulated top-level `numba` module: scalar types and `numba.cuda`."""
+
+    def __init__(self, cuda: FakeCuda):
+        self.cuda = cuda
+        for name, st in SCALARS.items():
+            if st is not None:
+                setattr(self, name, st)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise Unsupported(f"numba.{name}")

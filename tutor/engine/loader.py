@@ -1,0 +1,120 @@
+"""Turn a learner's source text into a module, with our simulator's `numba` or with the real one.
+
+The same text is executed twice when needed: once with an import hook that hands it our stand-in
+`numba.cuda` (for the simulator), once with the real Numba (for the compiler check and the GPU).
+Problems found here are a learner's, so they come back as LoadError with a kind, a line and a fix.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+
+from .fakecuda import FakeCuda, FakeNumba, Unsupported
+
+
+class LoadError(Exception):
+    def __init__(self, kind: str, message: str, line: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.line = line
+
+
+class SimModule:
+    """A learner's file loaded against the simulator."""
+
+    def __init__(self, namespace: dict, cuda: FakeCuda, filename: str, source: str):
+        self.namespace = namespace
+        self.cuda = cuda
+        self.filename = filename
+        self.source = source
+        self.lines = source.splitlines()
+
+    @property
+    def kernel(self):
+        return self.namespace["kernel"]
+
+
+def load_for_sim(source: str, filename: str, signature: list[str] | None = None) -> SimModule:
+    cuda = FakeCuda()
+    numba = FakeNumba(cuda)
+    real_import = builtins.__import__
+
+    def hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "numba" or name.startswith("numba."):
+            if name == "numba":
+                return numba
+            if name == "numba.cuda":
+                return cuda if fromlist else numba
+            raise Unsupported(f"import {name}")
+        return real_import(name, globals, locals, fromlist, level)
+
+    fake_builtins = dict(vars(builtins))
+    fake_builtins["__import__"] = hooked_import
+    namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
+    _execute(source, filename, namespace)
+    from .sim import SimKernel
+
+    _check_kernel(namespace, filename, signature, lambda k: isinstance(k, SimKernel))
+    return SimModule(namespace, cuda, filename, source)
+
+
+def load_for_numba(source: str, filename: str, signature: list[str] | None = None) -> dict:
+    """Execute with the real numba (the caller chooses the GPU or NUMBA_ENABLE_CUDASIM)."""
+    namespace = {"__name__": "learner_kernel", "__file__": filename}
+    _execute(source, filename, namespace)
+
+    def is_kernel(k):
+        return hasattr(k, "py_func") and not getattr(k, "targetoptions", {}).get("device", False)
+
+    _check_kernel(namespace, filename, signature, is_kernel)
+    return namespace
+
+
+def _execute(source: str, filename: str, namespace: dict) -> None:
+    try:
+        code = compile(source, filename, "exec")
+    except SyntaxError as e:
+        raise LoadError("compile_error", f"SyntaxError: {e.msg} (line {e.lineno}). Fix the Python syntax "
+                        "on that line.", e.lineno) from None
+    try:
+        exec(code, namespace)
+    except Unsupported as e:
+        raise LoadError("unsupported", f"`{e.what}` is not available in a kernel file; import only "
+                        "`from numba import cuda`, `numba` and `math`.", _line_in(e, filename)) from None
+    except BaseException as e:  # a learner's module-level error, SystemExit included
+        line = _line_in(e, filename)
+        raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {line}).",
+                        line) from None
+
+
+def _check_kernel(namespace, filename, signature, is_kernel) -> None:
+    kernel = namespace.get("kernel")
+    if kernel is None:
+        raise LoadError("compile_error", "The file has no function named `kernel`. Define the puzzle's "
+                        "kernel as `@cuda.jit` `def kernel(...)`.")
+    if not is_kernel(kernel):
+        line = getattr(getattr(kernel, "__code__", None), "co_firstlineno", None)
+        raise LoadError("compile_error", "`kernel` must be decorated with `@cuda.jit` (and not "
+                        "`device=True`).", line)
+    if signature is not None:
+        params = list(inspect.signature(kernel.py_func).parameters)
+        if len(params) != len(signature):
+            raise LoadError(
+                "compile_error",
+                f"`kernel` takes {len(params)} parameter(s) ({', '.join(params)}) but this puzzle launches it "
+                f"with {len(signature)}: kernel({', '.join(signature)}). Keep the starter's signature.",
+                kernel.py_func.__code__.co_firstlineno)
+
+
+def _line_in(exc, filename) -> int | None:
+    if isinstance(exc, SyntaxError) and exc.filename == filename:
+        return exc.lineno
+    line = None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line

@@ -1,0 +1,178 @@
+"""The record of one launch: every memory access, in the order the simulator made it.
+
+The trace is plain data (tuples, ints, strings) so that it pickles cheaply from the child process
+to the UI and the CLI, which draw it without re-running anything. Helpers here answer the questions
+every consumer asks (which block is this thread in, what did thread t do, what did a cell hold at
+phase p), so that no consumer re-derives them differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Event layout: (tid, op, aid, flat, value, line, phase, wphase)
+#   tid    linear thread id in the grid: block_linear * threads_per_block + thread_linear
+#   op     one of the op codes below
+#   aid    ArrayInfo.aid of the array touched
+#   flat   flat element index into the array's storage (for OOB ops: the index tuple as written)
+#   value  the value read or written (for atomics: the new value)
+#   line   the source line of the kernel file that made the access
+#   phase  the block's barrier phase (number of block barriers passed so far)
+#   wphase the thread's warp phase (number of syncwarp barriers it has passed)
+TID, OP, AID, FLAT, VALUE, LINE, PHASE, WPHASE = range(8)
+
+READ = 0
+WRITE = 1
+ATOMIC = 2
+OOB_READ = 3
+OOB_WRITE = 4
+UNINIT_READ = 5
+
+OP_NAMES = {
+    READ: "read",
+    WRITE: "write",
+    ATOMIC: "atomic",
+    OOB_READ: "out-of-bounds read",
+    OOB_WRITE: "out-of-bounds write",
+    UNINIT_READ: "read of unwritten memory",
+}
+
+READ_OPS = (READ, OOB_READ, UNINIT_READ)
+WRITE_OPS = (WRITE, ATOMIC, OOB_WRITE)
+
+GLOBAL = "global"
+SHARED = "shared"
+LOCAL = "local"
+CONST = "const"
+
+
+@dataclass
+class ArrayInfo:
+    """One array the kernel saw: a parameter, or a block's shared array, or a thread's local array."""
+
+    aid: int
+    name: str
+    space: str
+    shape: tuple
+    dtype: str
+    block: tuple | None = None  # owning block, for shared arrays
+    thread: tuple | None = None  # owning thread, for local arrays
+    line: int | None = None  # where it was allocated (shared and local arrays)
+    initial: list | None = None  # flat initial values (global arrays); None cells are unwritten
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def unravel(self, flat: int) -> tuple:
+        """Turn a flat index into the index tuple a learner writes."""
+        idx = []
+        for s in reversed(self.shape):
+            idx.append(flat % s if s else 0)
+            flat //= s if s else 1
+        return tuple(reversed(idx))
+
+    def label(self) -> str:
+        if self.space == SHARED:
+            return f"shared array '{self.name}' of block {fmt_dim(self.block)}"
+        if self.space == LOCAL:
+            return f"local array '{self.name}' of thread {fmt_dim(self.thread)}"
+        return f"'{self.name}'"
+
+
+@dataclass
+class BarrierRecord:
+    """A block barrier that ended a phase: which block, which phase it closed, where."""
+
+    block: tuple
+    phase: int
+    line: int
+    kind: str = "syncthreads"
+
+
+@dataclass
+class Trace:
+    """Everything one launch did, for the checker, the thread grid and `gpu-tutor trace`."""
+
+    grid: tuple  # blocks per grid (x, y, z)
+    block: tuple  # threads per block (x, y, z)
+    arrays: list[ArrayInfo] = field(default_factory=list)
+    events: list[tuple] = field(default_factory=list)
+    barriers: list[BarrierRecord] = field(default_factory=list)
+    stopped: dict = field(default_factory=dict)  # tid -> reason the thread did not finish
+    printed: str = ""
+
+    # -- geometry -------------------------------------------------------------------------------
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def n_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    def block_of(self, tid: int) -> tuple:
+        b = tid // self.threads_per_block
+        gx, gy, _ = self.grid
+        return (b % gx, (b // gx) % gy, b // (gx * gy))
+
+    def thread_of(self, tid: int) -> tuple:
+        t = tid % self.threads_per_block
+        bx, by, _ = self.block
+        return (t % bx, (t // bx) % by, t // (bx * by))
+
+    def tid_of(self, block: tuple, thread: tuple) -> int:
+        gx, gy, _ = self.grid
+        bx, by, _ = self.block
+        b = block[0] + block[1] * gx + block[2] * gx * gy
+        t = thread[0] + thread[1] * bx + thread[2] * bx * by
+        return b * self.threads_per_block + t
+
+    def where(self, tid: int) -> tuple[tuple, tuple]:
+        """(block, thread) of a linear thread id, trimmed to the launch's dimensionality."""
+        return trim(self.block_of(tid), self.grid), trim(self.thread_of(tid), self.block)
+
+    # -- questions ------------------------------------------------------------------------------
+    def array(self, aid: int) -> ArrayInfo:
+        return self.arrays[aid]
+
+    def events_of(self, tid: int) -> list[tuple]:
+        return [e for e in self.events if e[TID] == tid]
+
+    def n_phases(self) -> int:
+        return 1 + max((e[PHASE] for e in self.events), default=0)
+
+    def global_array(self, name: str) -> ArrayInfo | None:
+        for a in self.arrays:
+            if a.space == GLOBAL and a.name == name:
+                return a
+        return None
+
+    def cells_at(self, aid: int, phase: int) -> list:
+        """The array's flat contents at the start of barrier phase `phase` (writes of earlier
+        phases applied; unwritten shared cells are None)."""
+        info = self.arrays[aid]
+        cells = list(info.initial) if info.initial is not None else [None] * info.size
+        for e in self.events:
+            if e[AID] == aid and e[PHASE] < phase and e[OP] in (WRITE, ATOMIC):
+                cells[e[FLAT]] = e[VALUE]
+        return cells
+
+
+def trim(dim: tuple, extent: tuple) -> tuple:
+    """Drop trailing dimensions of size one from a launch so (3, 0, 0) reads as (3,)."""
+    n = 3
+    while n > 1 and extent[n - 1] == 1:
+        n -= 1
+    return tuple(dim[:n])
+
+
+def fmt_dim(d) -> str:
+    if d is None:
+        return "?"
+    if len(d) == 1:
+        return f"({d[0]},)"
+    return "(" + ", ".join(str(x) for x in d) + ")"

@@ -1,0 +1,130 @@
+"""The one answer every backend gives: passed or not, and each failure in plain words.
+
+A Verdict is JSON-serialisable as it stands; the CLI prints it, the app draws it, the hint and the
+optimiser read it. Failures carry where they happened (config, array, index, block, thread, line)
+so that every consumer can point at the same place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+# Most important first: what stops a kernel from running at all, then what makes it wrong on a
+# GPU even when the output looks right, then the output itself.
+KINDS = (
+    "compile_error",
+    "unsupported",
+    "runtime_error",
+    "timeout",
+    "out_of_bounds",
+    "barrier_divergence",
+    "race",
+    "uninitialized_read",
+    "budget_exceeded",
+    "wrong_output",
+)
+
+KIND_TITLES = {
+    "compile_error": "does not compile",
+    "unsupported": "uses something the simulator does not model",
+    "runtime_error": "raised an error",
+    "timeout": "ran too long",
+    "out_of_bounds": "out-of-bounds access",
+    "barrier_divergence": "barrier divergence",
+    "race": "data race",
+    "uninitialized_read": "read of unwritten memory",
+    "budget_exceeded": "over budget",
+    "wrong_output": "wrong output",
+}
+
+
+@dataclass
+class Failure:
+    kind: str
+    message: str
+    config: str | None = None
+    array: str | None = None
+    index: tuple | None = None
+    block: tuple | None = None
+    thread: tuple | None = None
+    other_thread: tuple | None = None
+    line: int | None = None
+    count: int = 1  # how many occurrences this one failure stands for
+    details: list = field(default_factory=list)  # e.g. wrong cells: {index, expected, got, block, thread, line}
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown failure kind {self.kind!r}")
+
+    def to_json(self) -> dict:
+        out = {"kind": self.kind, "message": self.message}
+        for key in ("config", "array", "index", "block", "thread", "other_thread", "line"):
+            value = getattr(self, key)
+            if value is not None:
+                out[key] = list(value) if isinstance(value, tuple) else value
+        if self.count != 1:
+            out["count"] = self.count
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+@dataclass
+class ConfigResult:
+    name: str
+    threads: tuple
+    blocks: tuple
+    shapes: dict
+    scalars: dict
+    passed: bool
+    random: bool = False
+    kernel_ms: float | None = None  # GPU kernel time from CUDA events
+
+    def to_json(self) -> dict:
+        out = {"name": self.name, "threads": list(self.threads), "blocks": list(self.blocks),
+               "shapes": {k: list(v) for k, v in self.shapes.items()}, "scalars": self.scalars,
+               "random": self.random, "passed": self.passed}
+        if self.kernel_ms is not None:
+            out["kernel_ms"] = self.kernel_ms
+        return out
+
+
+@dataclass
+class Verdict:
+    puzzle: str
+    backend: str
+    passed: bool
+    configs: list[ConfigResult] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. "the compiler check was skipped: ..."
+    seed: int | None = None
+    printed: str = ""  # what the kernel printed
+
+    def sort(self) -> None:
+        order = {k: i for i, k in enumerate(KINDS)}
+        self.failures.sort(key=lambda f: order[f.kind])
+
+    def to_json(self) -> dict:
+        out = {"puzzle": self.puzzle, "backend": self.backend, "passed": self.passed,
+               "configs": [c.to_json() for c in self.configs],
+               "failures": [f.to_json() for f in self.failures]}
+        if self.notes:
+            out["notes"] = self.notes
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.printed:
+            out["printed"] = self.printed
+        return out
+
+    def kinds(self) -> list[str]:
+        return [f.kind for f in self.failures]
+
+
+def failure_from_dict(d: dict, config: str | None = None) -> Failure:
+    known = {k: v for k, v in d.items() if k in Failure.__dataclass_fields__}
+    if config is not None and known.get("config") is None:
+        known["config"] = config
+    return Failure(**known)
+
+
+__all__ = ["KINDS", "KIND_TITLES", "Failure", "ConfigResult", "Verdict", "failure_from_dict", "asdict"]
