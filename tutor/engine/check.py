@@ -182,7 +182,7 @@ def fold(failures: list[Failure]) -> list[Failure]:
     seen: dict = {}
     out = []
     for f in failures:
-        key = (f.kind, f.config) if f.kind == "wrong_output" else (f.kind, f.array, f.line)
+        key = (f.kind, f.array, f.line)
         if key in seen:
             first = seen[key]
             if f.config and f.config != first.config:

@@ -66,7 +66,7 @@ def _compile(source, filename, signature, arg_types):
         return Failure(kind="compile_error" if e.kind != "unsupported" else "unsupported",
                        message=e.message, line=e.line)
     except Exception as e:
-        line, message = trim_numba_error(str(e), filename)
+        line, message = trim_numba_error(str(e), filename, source)
         return Failure(kind="compile_error",
                        message=(f"Numba cannot compile this kernel for a GPU"
                                 + (f" (line {line})" if line else "") + f": {message}"),
@@ -85,16 +85,25 @@ def _numba_type(numba, t):
 _DURING = re.compile(r"^\s*During:")
 _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _AT_LINE = re.compile(r"at (\S+) \((\d+)\)")
+_UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 _HEADER = re.compile(r"^Failed in \S+ mode pipeline \(step: [^)]*\)\s*$")
 
 
-def trim_numba_error(text: str, filename: str) -> tuple[int | None, str]:
+def trim_numba_error(text: str, filename: str, source: str = "") -> tuple[int | None, str]:
     """Numba's messages run to dozens of lines; keep the learner's line and what went wrong."""
     line = None
     for m in list(_FILE_LINE.finditer(text)) + list(_AT_LINE.finditer(text)):
         if m.group(1).endswith(filename) or filename.endswith(m.group(1)):
             line = int(m.group(2))
             break
+    name = _UNDEFINED.search(text)
+    if line is None and name and source:  # Numba does not say where an unknown name is used
+        pattern = re.compile(rf"\b{re.escape(name.group(1))}\b")
+        for n, src_line in enumerate(source.splitlines(), 1):
+            code = src_line.split("#", 1)[0]
+            if pattern.search(code) and not code.lstrip().startswith(("def ", "import ", "from ")):
+                line = n
+                break
     keep = []
     for raw in text.splitlines():
         s = re.sub(r"\x1b\[[0-9;]*m", "", raw).rstrip()

@@ -77,9 +77,12 @@ def out_of_bounds(trace: Trace, config: str) -> list[Failure]:
 
 # -- unwritten reads -------------------------------------------------------------------------------
 def uninitialized_reads(trace: Trace, config: str) -> list[Failure]:
+    """Reads of cells nobody wrote before. A cell that another thread writes later in the same
+    phase is not unwritten memory but a missing barrier: the race report covers it."""
+    written_in_phase = {(e[2], e[3], e[6]) for e in trace.events if e[1] == WRITE or e[1] == ATOMIC}
     groups: dict = {}
     for e in trace.events:
-        if e[1] == UNINIT_READ:
+        if e[1] == UNINIT_READ and (e[2], e[3], e[6]) not in written_in_phase:
             info = trace.arrays[e[2]]
             groups.setdefault((info.space, info.name, e[5]), []).append(e)
     failures = []
@@ -110,7 +113,7 @@ def races(trace: Trace, config: str) -> list[Failure]:
     cells: dict = {}
     for e in trace.events:
         op = e[1]
-        if op > ATOMIC:
+        if op == OOB_READ or op == OOB_WRITE:
             continue
         space = spaces[e[2]]
         if space != SHARED and space != GLOBAL:
@@ -153,7 +156,7 @@ def races(trace: Trace, config: str) -> list[Failure]:
     failures = []
     for (_, wline, oline, oop, cross), ((w, o, _), count) in found.items():
         info = trace.arrays[w[2]]
-        what = {READ: "reads", WRITE: "writes", ATOMIC: "atomically updates"}[oop]
+        what = {READ: "reads", UNINIT_READ: "reads", WRITE: "writes", ATOMIC: "atomically updates"}[oop]
         block, thread = trace.where(w[0])
         oblock, othread = trace.where(o[0])
         cells = f" ({count} cells of '{info.name}' race the same way)" if count > 1 else ""
@@ -166,7 +169,7 @@ def races(trace: Trace, config: str) -> list[Failure]:
                    f"thread {fmt_dim(othread)} {what} it on line {oline}, with no barrier between them "
                    f"(both in barrier phase {w[6]}){cells}. Which one goes first is up to the hardware: "
                    f"put a cuda.syncthreads() between the write and the other access"
-                   + (", or use an atomic." if oop != READ else "."))
+                   + (", or use an atomic." if oop in (WRITE, ATOMIC) else "."))
         failures.append(Failure(kind="race", message=msg, config=config, array=info.name,
                                 index=_index(trace, w[2], w[3]), block=block, thread=thread,
                                 other_thread=othread, line=wline, count=count,

@@ -1,0 +1,16 @@
+import numpy as np
+
+
+def spec(a, b):
+    """Element-wise sum of the two inputs."""
+    return a + b
+
+
+def random_config(rng):
+    """Only the values change: one block of 4 threads, one thread per element."""
+    return {
+        "threads": [4],
+        "blocks": [1],
+        "shapes": {"out": [4], "a": [4], "b": [4]},
+        "scalars": {},
+    }

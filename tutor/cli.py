@@ -1,0 +1,206 @@
+"""`gpu-tutor`: the app by default, and headless subcommands for scripts, CI and workshops.
+
+Exit status everywhere: 0 passed (or done), 1 failed, 2 a usage or input error (unknown puzzle,
+missing file), always with one line that says what to do. Nothing here imports numba: the engine's
+child process does, so `gpu-tutor list` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from .engine.runner import BACKENDS, DEFAULT_TIMEOUT, Runner, RunnerError, default_backend
+from .puzzles import ContentError, load_catalog
+
+
+class UsageError(Exception):
+    pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command is None:
+            return cmd_home(args)
+        return args.func(args)
+    except (UsageError, ContentError, RunnerError) as e:
+        print(f"gpu-tutor: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-tutor", description="Learn GPU programming by solving Numba-CUDA puzzles.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("list", help="list the puzzles, track by track")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("show", help="print a puzzle's lesson and starter file")
+    p.add_argument("puzzle")
+    p.add_argument("--starter", action="store_true", help="print only the starter file (to save it)")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("check", help="check a kernel file against a puzzle")
+    _run_options(p)
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("trace", help="a text picture of every thread's reads and writes, phase by phase")
+    _run_options(p, backends=("sim",))
+    p.add_argument("--config", type=int, default=0, help="which config to draw (0 = the first)")
+    p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("content", help="content tools: `gpu-tutor content check`")
+    csub = p.add_subparsers(dest="content_command", metavar="ACTION")
+    cc = csub.add_parser("check", help="validate every puzzle (references pass, starters fail, hints leak nothing)")
+    cc.add_argument("--backend", choices=("sim", "gpu", "numba-sim"), default="sim")
+    cc.add_argument("--seed", type=int, default=None)
+    cc.add_argument("puzzles", nargs="*", help="only these puzzles")
+    cc.set_defaults(func=cmd_content_check)
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+    return parser
+
+
+def _run_options(p, backends=BACKENDS):
+    p.add_argument("puzzle", help="the puzzle id (see `gpu-tutor list`)")
+    p.add_argument("file", help="your kernel file")
+    p.add_argument("--backend", choices=backends, default=None,
+                   help="sim (our tracing simulator), gpu (a CUDA GPU), numba-sim (Numba's simulator); "
+                        "default: gpu when one is present, else sim")
+    p.add_argument("--seed", type=int, default=None, help="seed for the random configs (to repeat a run)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds before a run is stopped")
+
+
+# -- commands ---------------------------------------------------------------------------------------
+def cmd_home(args) -> int:
+    catalog = load_catalog()
+    first = catalog.ordered()[0]
+    print("gpu-tutor: learn GPU programming by solving Numba-CUDA puzzles.")
+    print(f"backend: {default_backend()} ({'a CUDA GPU was found' if default_backend() == 'gpu' else 'no GPU here: our simulator'})")
+    print()
+    print(_list_text(catalog))
+    print()
+    print("Start with:")
+    print(f"  gpu-tutor show {first.id}                      # read the lesson")
+    print(f"  gpu-tutor show {first.id} --starter > {first.id}.py   # save the starter, then edit it")
+    print(f"  gpu-tutor check {first.id} {first.id}.py             # run it on every config")
+    print(f"  gpu-tutor trace {first.id} {first.id}.py             # see what every thread did")
+    return 0
+
+
+def cmd_list(args) -> int:
+    catalog = load_catalog()
+    if args.json:
+        print(json.dumps({"tracks": [
+            {"id": t.id, "title": t.title, "description": t.description,
+             "puzzles": [{"id": p.id, "title": p.title, "summary": p.summary, "signature": p.signature,
+                          "constants": p.constants, "budget": p.budget}
+                         for p in (catalog.puzzles[i] for i in t.puzzles)]}
+            for t in catalog.tracks]}))
+        return 0
+    print(_list_text(catalog))
+    return 0
+
+
+def _list_text(catalog) -> str:
+    lines = []
+    n = 0
+    for track in catalog.tracks:
+        lines.append(f"{track.title}")
+        for pid in track.puzzles:
+            n += 1
+            p = catalog.puzzles[pid]
+            lines.append(f"  {n:2d}. {p.id:<20} {p.title}")
+    return "\n".join(lines)
+
+
+def cmd_show(args) -> int:
+    puzzle = _puzzle(args.puzzle)
+    if args.starter:
+        sys.stdout.write(puzzle.starter)
+        return 0
+    print(puzzle.lesson.rstrip())
+    print()
+    print("-" * 72)
+    print(f"starter file (save it with: gpu-tutor show {puzzle.id} --starter > {puzzle.id}.py)")
+    print("-" * 72)
+    print(puzzle.starter.rstrip())
+    return 0
+
+
+def cmd_check(args) -> int:
+    puzzle, source, filename = _inputs(args)
+    backend = args.backend or default_backend()
+    with Runner(backend, timeout=args.timeout) as runner:
+        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=False)
+    verdict = result.verdict
+    if args.json:
+        print(json.dumps(verdict.to_json()))
+    else:
+        from .engine.textview import verdict_text
+
+        print(verdict_text(verdict, color=sys.stdout.isatty()))
+    return 0 if verdict.passed else 1
+
+
+def cmd_trace(args) -> int:
+    puzzle, source, filename = _inputs(args)
+    with Runner("sim", timeout=args.timeout) as runner:
+        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
+    from .engine.textview import trace_text, verdict_text
+
+    runs = result.runs
+    if not runs:
+        print(verdict_text(result.verdict))
+        return 1
+    if not 0 <= args.config < len(runs):
+        raise UsageError(f"--config must be between 0 and {len(runs) - 1} (this run had {len(runs)} configs)")
+    run = runs[args.config]
+    print(f"config {args.config}: {run.config.name}")
+    if run.trace is not None:
+        print(trace_text(run.trace))
+    print()
+    print(verdict_text(result.verdict))
+    return 0 if result.verdict.passed else 1
+
+
+def cmd_content_check(args) -> int:
+    from .content_check import run_content_check
+
+    return run_content_check(args.backend, args.puzzles, seed=args.seed)
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+def _puzzle(pid: str):
+    catalog = load_catalog()
+    try:
+        return catalog.get(pid)
+    except KeyError as e:
+        raise UsageError(str(e).strip("'\"") + " (see `gpu-tutor list`)") from None
+
+
+def _inputs(args):
+    puzzle = _puzzle(args.puzzle)
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file} (save the starter with `gpu-tutor show {puzzle.id} "
+                         f"--starter > {puzzle.id}.py`)")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"cannot read {args.file}: {e}") from None
+    return puzzle, source, os.fspath(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

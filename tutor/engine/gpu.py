@@ -1,0 +1,143 @@
+"""The learner's file on real Numba: a CUDA GPU, or Numba's own simulator for cross-checking ours.
+
+Same configs, same inputs and the same Verdict as our simulator, so results compare directly. A
+GPU gives no trace: it can say the output is wrong, not which thread raced; its extra is the
+kernel's time, from CUDA events, median of several launches after a warm-up. This module runs in a
+child process of its own (a bad kernel can take the CUDA context down with it), chosen before numba
+is imported: NUMBA_ENABLE_CUDASIM must be set in the environment first for the numba-sim backend.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import statistics
+import time
+
+import numpy as np
+
+from ..puzzles import Puzzle
+from .check import CheckResult, ConfigRun, _config_result, configs_for, fold, fresh_output, make_inputs
+from .loader import LoadError, load_for_numba
+from .verdict import Failure, Verdict
+
+TIMING_RUNS = 20
+
+
+class BackendUnavailable(Exception):
+    """The backend cannot run here at all (no GPU, no driver): a usage problem, not the learner's."""
+
+
+def numba_backend() -> str:
+    return "numba-sim" if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else "gpu"
+
+
+def import_cuda():
+    # numba-cuda 0.30.4 still calls np.row_stack, which numpy 2.5 removed; the GPU machine's image
+    # ships numpy 2.5. Our own install pins numpy < 2.5; this keeps a foreign numpy working too.
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+    from numba import cuda
+
+    return cuda
+
+
+def device_description() -> str:
+    cuda = import_cuda()
+    if numba_backend() == "numba-sim":
+        return "Numba's CUDA simulator"
+    if not cuda.is_available():
+        raise BackendUnavailable("no CUDA GPU is available here (numba.cuda.is_available() is False); "
+                                 "use --backend sim")
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+    return f"{name} (compute capability {dev.compute_capability[0]}.{dev.compute_capability[1]})"
+
+
+def check_numba(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed: int | None = None,
+                n_random: int = 3, timing_runs: int = TIMING_RUNS) -> CheckResult:
+    backend = numba_backend()
+    cuda = import_cuda()
+    description = device_description()
+    seed = secrets.randbits(31) if seed is None else seed
+    verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=seed)
+    verdict.notes.append(f"ran on {description}; races, barriers and budgets are checked by the simulator "
+                         "(--backend sim)")
+    result = CheckResult(verdict)
+    try:
+        namespace = load_for_numba(source, filename, puzzle.signature)
+    except LoadError as e:
+        verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
+        return result
+    kernel = namespace["kernel"]
+    configs = configs_for(puzzle, seed, n_random)
+    rng = np.random.default_rng(seed + 1)
+    for config in configs:
+        inputs, expected = make_inputs(puzzle, config, rng)
+        args = [fresh_output(config)] + [v.copy() if isinstance(v, np.ndarray) else v for v in inputs.values()]
+        started = time.perf_counter()
+        failures: list[Failure] = []
+        kernel_ms = None
+        try:
+            dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+            launch = kernel[tuple(config.blocks), tuple(config.threads)]
+            launch(*dargs)
+            cuda.synchronize()
+            got = dargs[0].copy_to_host()
+            if backend == "gpu" and timing_runs:
+                kernel_ms = _time(cuda, launch, dargs, args[0], timing_runs)
+        except Exception as e:
+            got = None
+            failures.append(_launch_failure(e, filename, source, config.name))
+        if got is not None:
+            from .detect import wrong_output
+
+            failures += wrong_output(None, config.name, expected, got, puzzle.tolerance)
+        result.runs.append(ConfigRun(config, inputs, expected, got, None, failures,
+                                     time.perf_counter() - started))
+        verdict.failures += failures
+        verdict.configs.append(_config_result(config, not failures, kernel_ms))
+        if any(f.kind == "compile_error" for f in failures):
+            break
+    verdict.failures = fold(verdict.failures)
+    verdict.passed = not verdict.failures and len(verdict.configs) == len(configs)
+    verdict.sort()
+    return result
+
+
+def _time(cuda, launch, dargs, zeros, runs) -> float:
+    """Median kernel time in ms from CUDA events; the output is reset (untimed) before each launch so
+    kernels that accumulate with atomics time the same work every run."""
+    start, end = cuda.event(), cuda.event()
+    samples = []
+    zeros = np.zeros_like(zeros)
+    for _ in range(runs):
+        dargs[0].copy_to_device(zeros)
+        start.record()
+        launch(*dargs)
+        end.record()
+        end.synchronize()
+        samples.append(cuda.event_elapsed_time(start, end))
+    return float(statistics.median(samples))
+
+
+def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Failure:
+    from .compile import trim_numba_error
+
+    text = str(e)
+    kind = "compile_error" if _is_compile_error(e) else "runtime_error"
+    line, message = trim_numba_error(text, filename, source)
+    if kind == "compile_error":
+        message = "Numba cannot compile this kernel" + (f" (line {line})" if line else "") + f": {message}"
+    else:
+        message = f"{type(e).__name__}: {message}" + (f" (line {line})" if line else "")
+    return Failure(kind=kind, message=message, config=config, line=line)
+
+
+def _is_compile_error(e: Exception) -> bool:
+    try:
+        from numba.core.errors import NumbaError
+    except ImportError:  # pragma: no cover
+        return False
+    names = {c.__name__ for c in type(e).__mro__}
+    return isinstance(e, NumbaError) and not names & {"CudaAPIError", "CudaDriverError"}

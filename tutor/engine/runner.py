@@ -1,0 +1,225 @@
+"""Runs learner (or model-written) code in a child process, never in ours.
+
+The child is started once and kept warm (numba imported), so a run feels instant. Every request has
+a deadline: the child stops a simulated kernel itself at the soft limit (with the thread and line
+where it spun), and if it does not answer by the hard limit it is killed and the next run starts a
+fresh one. A crash, a `sys.exit` or an `os._exit` in learner code ends only the child; the caller
+gets a Verdict that says so. The parent also watches the child's memory and kills it past its cap.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .check import CheckResult
+from .child import HEADER, read_message, write_message  # noqa: F401 (read_message used by tests)
+from .verdict import Failure, Verdict
+
+BACKENDS = ("sim", "gpu", "numba-sim")
+DEFAULT_TIMEOUT = 10.0
+DEFAULT_MEMORY_MB = 4096
+COLD_START_GRACE = 60.0  # numba's import and first compile, on a slow machine
+GRACE = 5.0
+
+
+class RunnerError(Exception):
+    """The backend itself failed (not the learner's code): e.g. no GPU, or a bug of ours."""
+
+
+class Runner:
+    """One warm child process for one backend. Thread-safe: one request at a time, and `cancel`
+    may be called from another thread to abandon the request in flight."""
+
+    def __init__(self, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
+                 memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None):
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        self.backend = backend
+        self.timeout = timeout
+        self.memory_mb = memory_mb
+        self.content = str(content) if content else None
+        self._proc: subprocess.Popen | None = None
+        self._warm = False
+        self._lock = threading.Lock()
+        self._cancelled = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the child now (it warms up while the learner types)."""
+        if self._proc is None or self._proc.poll() is not None:
+            env = dict(os.environ)
+            # Our simulator's child compiles with the real Numba; only numba-sim uses Numba's simulator.
+            env["NUMBA_ENABLE_CUDASIM"] = "1" if self.backend == "numba-sim" else "0"
+            root = str(Path(__file__).resolve().parents[2])
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+            # The GPU child gets no address-space cap (CUDA reserves huge virtual ranges); the
+            # parent watches its resident memory instead.
+            cap = self.memory_mb if self.backend != "gpu" else 0
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "tutor.engine.child", self.backend, str(cap)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, start_new_session=True)
+            self._warm = False
+
+    def close(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=1)
+            except Exception:
+                _kill(proc)
+
+    def cancel(self) -> None:
+        """Abandon the request in flight (a newer run replaces it): the child is killed."""
+        self._cancelled = True
+        proc = self._proc
+        if proc is not None:
+            _kill(proc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- requests -------------------------------------------------------------------------------
+    def check(self, puzzle: str, source: str, filename: str = "kernel.py", *, seed: int | None = None,
+              n_random: int = 3, keep_traces: bool = True, compile: bool = True) -> CheckResult:
+        request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
+                   "n_random": n_random, "timeout": self.timeout, "content": self.content,
+                   "keep_traces": keep_traces, "compile": compile}
+        with self._lock:
+            self._cancelled = False
+            answer = self._ask(request)
+        if isinstance(answer, Verdict):
+            answer.puzzle = puzzle
+            return CheckResult(answer)
+        return answer
+
+    def _ask(self, request):
+        self.start()
+        proc = self._proc
+        limit = self.timeout + GRACE + (0 if self._warm else COLD_START_GRACE)
+        try:
+            write_message(proc.stdin, request)
+        except (BrokenPipeError, OSError):
+            return self._died(proc, request)
+        answer = self._read(proc, time.monotonic() + limit)
+        if answer is _TIMEOUT:
+            _kill(proc)
+            self._proc = None
+            return _verdict(request, self.backend, Failure(
+                kind="timeout",
+                message=(f"The kernel did not finish within {limit:.0f} s and its process was stopped. Look "
+                         "for a loop whose condition never changes.")))
+        if answer is None:
+            return self._died(proc, request)
+        self._warm = True
+        if answer[0] == "error":
+            _, name, message, tb = answer
+            if name == "BackendUnavailable":
+                raise RunnerError(message)
+            if name in ("KeyError", "ContentError"):
+                raise RunnerError(message.strip("'\""))
+            raise RunnerError(f"the {self.backend} backend failed: {name}: {message}\n{tb}")
+        return answer[1]
+
+    def _read(self, proc, deadline):
+        fd = proc.stdout.fileno()
+        buf = b""
+        need = HEADER.size
+        size = None
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return _TIMEOUT
+            ready, _, _ = select.select([fd], [], [], min(left, 0.2))
+            if not ready:
+                if proc.poll() is not None:
+                    return None
+                if self.backend == "gpu" and _rss_mb(proc.pid) > self.memory_mb:
+                    _kill(proc)
+                    return None
+                continue
+            chunk = os.read(fd, max(need - len(buf), 1 << 16))
+            if not chunk:
+                return None
+            buf += chunk
+            if size is None and len(buf) >= HEADER.size:
+                (size,) = HEADER.unpack(buf[:HEADER.size])
+                buf = buf[HEADER.size:]
+                need = size
+            if size is not None and len(buf) >= size:
+                import pickle
+
+                return pickle.loads(buf[:size])
+
+    def _died(self, proc, request):
+        try:
+            code = proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            _kill(proc)
+            code = None
+        self._proc = None
+        if self._cancelled:
+            return _verdict(request, self.backend, Failure(kind="runtime_error",
+                                                           message="The run was cancelled by a newer one."))
+        if code is not None and code < 0 and -code == signal.SIGKILL:
+            why = f"was killed (out of memory? the cap is {self.memory_mb} MB)"
+        elif code is not None and code < 0:
+            why = f"crashed with signal {signal.Signals(-code).name}"
+        else:
+            why = f"exited with status {code}"
+        return _verdict(request, self.backend, Failure(
+            kind="runtime_error",
+            message=(f"The process running the kernel {why}. Something in the file ended it (os._exit, a "
+                     "crash in native code, or too much memory); the tutor itself is fine.")))
+
+
+_TIMEOUT = object()
+
+
+def _verdict(request, backend, failure) -> Verdict:
+    return Verdict(puzzle=request.get("puzzle", ""), backend=backend, passed=False, failures=[failure],
+                   seed=request.get("seed"))
+
+
+def _kill(proc) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except Exception:
+        pass
+
+
+def _rss_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def gpu_present() -> bool:
+    """A cheap look for an NVIDIA device, without importing numba (which costs a second)."""
+    if os.environ.get("GPU_TUTOR_NO_GPU"):
+        return False
+    return any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl", "/proc/driver/nvidia/version"))
+
+
+def default_backend() -> str:
+    return "gpu" if gpu_present() else "sim"

@@ -1,0 +1,153 @@
+"""Verdicts and traces as plain text, for the terminal and for prompts to a model.
+
+The CLI prints these; the AI hint and the optimiser put the same words in front of a model, so a
+learner and a model read one description of what went wrong.
+"""
+
+from __future__ import annotations
+
+from .trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
+                    fmt_dim)
+from .verdict import KIND_TITLES, Verdict
+
+
+def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
+    ok = sum(1 for c in verdict.configs if c.passed)
+    total = len(verdict.configs)
+    green, red, dim, reset = ("\x1b[32m", "\x1b[31m", "\x1b[2m", "\x1b[0m") if color else ("",) * 4
+    head = f"{verdict.puzzle} on {verdict.backend}: "
+    if verdict.passed:
+        head += f"{green}PASSED{reset} ({total} of {total} configs"
+    else:
+        head += f"{red}FAILED{reset} ({ok} of {total} configs passed"
+    head += f", seed {verdict.seed})" if verdict.seed is not None else ")"
+    lines = [head]
+    for f in verdict.failures:
+        where = f" [config: {f.config}]" if f.config else ""
+        also = [d["also_in"] for d in f.details if isinstance(d, dict) and "also_in" in d]
+        if also:
+            where += f" [also in {len(also[0])} other config(s)]"
+        lines.append(f"  x {KIND_TITLES[f.kind]}{where}")
+        lines.append(_indent(f.message, 4))
+    if verdict.configs:
+        lines.append("configs:")
+        for c in verdict.configs:
+            mark = f"{green}ok{reset}" if c.passed else f"{red}x{reset} "
+            time = f"  {c.kernel_ms:.4f} ms" if c.kernel_ms is not None else ""
+            sizes = ", ".join(f"{k}={v}" for k, v in c.scalars.items())
+            lines.append(f"  {mark} {c.name}{dim}  threads {fmt_dim(c.threads)} blocks {fmt_dim(c.blocks)}"
+                         f"{'  ' + sizes if sizes else ''}{reset}{time}")
+    for note in verdict.notes:
+        lines.append(f"{dim}note: {note}{reset}")
+    if verdict.printed:
+        lines.append("the kernel printed:")
+        lines.append(_indent(verdict.printed.rstrip(), 2))
+    return "\n".join(lines)
+
+
+def _indent(text: str, n: int) -> str:
+    import textwrap
+
+    width = 100
+    out = []
+    for para in text.splitlines() or [""]:
+        out.extend(textwrap.wrap(para, width=width - n, initial_indent=" " * n, subsequent_indent=" " * n)
+                   or [" " * n])
+    return "\n".join(out)
+
+
+_VERB = {READ: "read", WRITE: "wrote", ATOMIC: "atomic", OOB_READ: "read OUT OF BOUNDS",
+         OOB_WRITE: "wrote OUT OF BOUNDS", UNINIT_READ: "read UNWRITTEN"}
+
+
+def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8) -> str:
+    """Per block, per barrier phase: what each thread read and wrote, then the arrays' cells."""
+    lines = [f"grid: blocks {fmt_dim(_trim(trace.grid))}, threads per block {fmt_dim(_trim(trace.block))}"]
+    by_block_phase: dict = {}
+    for e in trace.events:
+        by_block_phase.setdefault((e[0] // trace.threads_per_block, e[6]), {}).setdefault(e[0], []).append(e)
+    barriers = {(b.block, b.phase): b for b in trace.barriers}
+    blocks = sorted({k[0] for k in by_block_phase})
+    shown = blocks if len(blocks) <= max_blocks else blocks[: max_blocks // 2] + blocks[-max_blocks // 2:]
+    skipped = False
+    for blin in shown:
+        if len(blocks) > max_blocks and blin == blocks[max_blocks // 2] and not skipped:
+            lines.append(f"... {len(blocks) - max_blocks} more blocks ...")
+            skipped = True
+        phases = sorted(p for (b, p) in by_block_phase if b == blin)
+        block = trace.block_of(blin * trace.threads_per_block)
+        tblock = _trim_like(block, trace.grid)
+        for phase in phases:
+            bar = barriers.get((tblock, phase))
+            end = f" (ends at the barrier on line {bar.line})" if bar else ""
+            lines.append(f"block {fmt_dim(tblock)}, phase {phase}{end}")
+            threads = by_block_phase[(blin, phase)]
+            for n, (tid, evs) in enumerate(sorted(threads.items())):
+                if n == max_threads:
+                    lines.append(f"  ... {len(threads) - max_threads} more threads")
+                    break
+                _, thread = trace.where(tid)
+                acts = "; ".join(_event_text(trace, e) for e in evs[:12])
+                if len(evs) > 12:
+                    acts += f"; ... {len(evs) - 12} more"
+                lines.append(f"  thread {fmt_dim(thread)}: {acts}")
+    for tid, why in sorted(trace.stopped.items())[:8]:
+        block, thread = trace.where(tid)
+        lines.append(f"thread {fmt_dim(thread)} of block {fmt_dim(block)}: {why}")
+    lines.append("")
+    lines.append("arrays at the end (cell: value <- who wrote it last)")
+    for info in trace.arrays:
+        if info.space == LOCAL:
+            continue
+        lines.append(_array_text(trace, info))
+    return "\n".join(lines)
+
+
+def _event_text(trace: Trace, e) -> str:
+    info = trace.arrays[e[2]]
+    index = e[3] if isinstance(e[3], tuple) else info.unravel(e[3])
+    name = info.name if info.space == GLOBAL else f"{info.space}:{info.name}"
+    cell = f"{name}[{', '.join(str(i) for i in index)}]"
+    value = "" if e[4] is None else f" = {_num(e[4])}"
+    return f"{_VERB[e[1]]} {cell}{value} (line {e[5]})"
+
+
+def _array_text(trace: Trace, info) -> str:
+    last = {}
+    for e in trace.events:
+        if e[2] == info.aid and e[1] in (WRITE, ATOMIC):
+            last[e[3]] = e
+    cells = list(info.initial) if info.initial is not None else [None] * info.size
+    for flat, e in last.items():
+        cells[flat] = e[4]
+    label = info.name if info.space == GLOBAL else f"{info.space} '{info.name}' of block {fmt_dim(info.block)}"
+    parts = []
+    for flat, v in enumerate(cells[:64]):
+        who = ""
+        if flat in last:
+            _, thread = trace.where(last[flat][0])
+            who = f" <- t{fmt_dim(thread)}"
+        parts.append(f"{'?' if v is None else _num(v)}{who}")
+    more = f" ... ({info.size - 64} more)" if info.size > 64 else ""
+    return f"  {label} {tuple(info.shape)}: [" + " | ".join(parts) + "]" + more
+
+
+def _num(v) -> str:
+    if isinstance(v, float):
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}"
+    return str(v)
+
+
+def _trim(d):
+    from .trace import trim
+
+    return trim(d, d)
+
+
+def _trim_like(d, extent):
+    from .trace import trim
+
+    return trim(d, extent)
+
+
+__all__ = ["verdict_text", "trace_text", "SHARED"]
