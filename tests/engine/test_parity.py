@@ -1,0 +1,37 @@
+"""Every reference solution writes the same outputs on our simulator and on Numba's."""
+
+import numpy as np
+import pytest
+
+from tutor.engine.runner import Runner
+from tutor.puzzles import load_catalog
+
+# Numba's own simulator has no warp shuffles; test_numba_sim_lacks_shuffles proves that is why.
+NEEDS_SHUFFLES = {"warp_reduce"}
+PUZZLES = [p.id for p in load_catalog().ordered()]
+
+
+@pytest.fixture(scope="module")
+def runners():
+    with Runner("sim") as ours, Runner("numba-sim", timeout=60) as numbas:
+        yield ours, numbas
+
+
+@pytest.mark.parametrize("pid", [p for p in PUZZLES if p not in NEEDS_SHUFFLES])
+def test_reference_outputs_match_numbas_simulator(runners, catalog, pid):
+    ours, numbas = runners
+    source = catalog.get(pid).reference
+    a = ours.check(pid, source, "ref.py", seed=7, n_random=2, compile=False)
+    b = numbas.check(pid, source, "ref.py", seed=7, n_random=2)
+    assert a.verdict.passed and b.verdict.passed, (a.verdict.failures, b.verdict.failures)
+    assert len(a.runs) == len(b.runs)
+    for ra, rb in zip(a.runs, b.runs):
+        for name, value in ra.inputs.items():
+            assert np.array_equal(value, rb.inputs[name])
+        np.testing.assert_allclose(ra.got, rb.got, rtol=1e-5, atol=1e-5)
+
+
+def test_numba_sim_lacks_shuffles(runners, catalog):
+    _, numbas = runners
+    verdict = numbas.check("warp_reduce", catalog.get("warp_reduce").reference, "ref.py", seed=1).verdict
+    assert not verdict.passed

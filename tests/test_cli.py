@@ -1,0 +1,91 @@
+"""The headless CLI: exit codes, one JSON object, plain-words text."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def gpu_tutor(*args):
+    proc = subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "GPU_TUTOR_NO_GPU": "1"})
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_list_json_has_both_tracks():
+    code, out, _ = gpu_tutor("list", "--json")
+    data = json.loads(out)
+    assert code == 0
+    tracks = {t["id"]: [p["id"] for p in t["puzzles"]] for t in data["tracks"]}
+    assert tracks["classic"][0] == "map" and len(tracks["classic"]) == 14
+    assert len(tracks["advanced"]) >= 8
+
+
+def test_check_passing_reference_exits_0(kernel_file, catalog):
+    path = kernel_file(catalog.get("dot").reference)
+    code, out, _ = gpu_tutor("check", "dot", str(path), "--seed", "3")
+    assert code == 0 and "dot on sim: PASSED" in out
+
+
+def test_check_json_is_exactly_one_object_with_the_contract_keys(kernel_file, catalog):
+    path = kernel_file(catalog.get("map").starter)
+    code, out, _ = gpu_tutor("check", "map", str(path), "--json", "--seed", "5")
+    assert code == 1
+    data = json.loads(out)  # one object, nothing else on stdout
+    assert set(data) >= {"puzzle", "backend", "passed", "configs", "failures"}
+    assert data["passed"] is False and data["backend"] == "sim"
+    f = data["failures"][0]
+    assert f["kind"] == "wrong_output" and f["array"] == "out" and "message" in f
+
+
+def test_race_is_reported_in_plain_words(kernel_file):
+    path = kernel_file("""import numba
+from numba import cuda
+
+TPB = 8
+
+
+@cuda.jit
+def kernel(out, a, b, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    cache[t] = a[i] * b[i] if i < size else 0
+    if t == 0:
+        acc = 0.0
+        for k in range(TPB):
+            acc += cache[k]
+        out[0] = acc
+""")
+    code, out, _ = gpu_tutor("check", "dot", str(path), "--seed", "1")
+    assert code == 1
+    assert "data race" in out and "no barrier between them" in out and "line 12" in out
+
+
+@pytest.mark.parametrize("args,needle", [
+    (("check", "nope", "x.py"), "unknown puzzle 'nope'"),
+    (("check", "map", "/no/such/file.py"), "no such file"),
+])
+def test_usage_errors_exit_2_with_one_line(args, needle):
+    code, out, err = gpu_tutor(*args)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_trace_draws_phases_and_cells(kernel_file, catalog):
+    path = kernel_file(catalog.get("dot").reference)
+    code, out, _ = gpu_tutor("trace", "dot", str(path), "--seed", "2")
+    assert code == 0
+    assert "block (0,), phase 0 (ends at the barrier on line" in out
+    assert "block (0,), phase 1" in out and "wrote out[0]" in out
+    assert "shared 'cache' of block (0,)" in out
+
+
+def test_show_starter_prints_the_file():
+    code, out, _ = gpu_tutor("show", "map", "--starter")
+    assert code == 0 and "FILL ME IN" in out and "def kernel(out, a)" in out
+
+
+def test_no_arguments_orients_the_learner():
+    code, out, _ = gpu_tutor()
+    assert code == 0 and "gpu-tutor show map" in out and "backend: sim" in out

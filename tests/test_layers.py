@@ -1,0 +1,21 @@
+"""The engine never imports the UI, and listing puzzles never imports numba."""
+
+import subprocess
+import sys
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code + "\nimport sys; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_engine_does_not_import_textual():
+    mods = _modules_after("import tutor.engine.check, tutor.engine.runner, tutor.engine.sim, "
+                          "tutor.engine.detect, tutor.engine.textview, tutor.engine.gpu, tutor.engine.compile")
+    assert not any(m == "textual" or m.startswith("textual.") for m in mods)
+
+
+def test_listing_puzzles_does_not_import_numba():
+    mods = _modules_after("import tutor.cli\nfrom tutor.puzzles import load_catalog\nload_catalog()")
+    assert "numba" not in mods and "litellm" not in mods
