@@ -434,3 +434,49 @@ def test_atomic_variants_return_old_values():
         """, 1, 4, out=out)
     assert failures == []
     assert out.tolist() == [4, 3, -3, -8, 9, 7]
+
+
+def test_grid3_gridsize_const_arrays_and_barrier_votes():
+    out = f32(2, 2, 2, fill=0)
+    votes = np.zeros(3, dtype=np.int32)
+    _, failures = run("""
+        import numpy as np
+        TABLE = np.array([1.0, 2.0], dtype=np.float32)
+
+        @cuda.jit
+        def kernel(out, votes):
+            i, j, k = cuda.grid(3)
+            nx, ny, nz = cuda.gridsize(3)
+            table = cuda.const.array_like(TABLE)
+            out[i, j, k] = table[k] + nx * 100
+            t = cuda.threadIdx.x + cuda.threadIdx.y * 2 + cuda.threadIdx.z * 4
+            all_small = cuda.syncthreads_and(t < 8)
+            any_zero = cuda.syncthreads_or(t == 0)
+            if t == 0:
+                votes[0] = all_small
+                votes[1] = any_zero
+                votes[2] = nz
+        """, (1, 1, 1), (2, 2, 2), out=out, votes=votes)
+    assert failures == []
+    assert out[:, :, 0].tolist() == [[201, 201], [201, 201]] and out[0, 0, 1] == 202
+    assert votes.tolist() == [1, 1, 2]
+
+
+def test_kernel_launch_syntax_works_inside_the_simulator():
+    from tutor.engine.loader import load_for_sim
+
+    module = load_for_sim("from numba import cuda\n@cuda.jit\ndef kernel(out):\n    out[cuda.grid(1)] = 7\n",
+                          "k.py")
+    out = f32(6, fill=0)
+    module.kernel[2, 3](out)
+    assert out.tolist() == [7] * 6
+
+
+def test_float32_cast_rounds_like_a_gpu():
+    out = np.zeros(1, dtype=np.float64)
+    _, failures = run("""
+        @cuda.jit
+        def kernel(out):
+            out[0] = numba.float32(0.1)
+        """, 1, 1, out=out)
+    assert failures == [] and out[0] == float(np.float32(0.1)) and out[0] != 0.1

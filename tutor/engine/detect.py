@@ -110,31 +110,10 @@ def races(trace: Trace, config: str) -> list[Failure]:
     across blocks for global memory (blocks never wait for each other). Lanes of one warp separated
     by a syncwarp are ordered and do not race."""
     spaces = [a.space for a in trace.arrays]
-    cells: dict = {}
-    for e in trace.events:
-        op = e[1]
-        if op == OOB_READ or op == OOB_WRITE:
-            continue
-        space = spaces[e[2]]
-        if space != SHARED and space != GLOBAL:
-            continue
-        key = (e[2], e[3])
-        lst = cells.get(key)
-        if lst is None:
-            cells[key] = [e]
-        else:
-            lst.append(e)
     tpb = trace.threads_per_block
     found: dict = {}
-    for (aid, flat), evs in cells.items():
-        if len(evs) < 2:
-            continue
-        t0 = evs[0][0]
-        if all(e[0] == t0 for e in evs):
-            continue  # one thread alone
+    for aid, evs in _suspect_cells(trace, spaces):
         writes = [e for e in evs if e[1] == WRITE]
-        if not writes:
-            continue
         pair = None
         if spaces[aid] == GLOBAL:
             w = writes[0]
@@ -175,6 +154,58 @@ def races(trace: Trace, config: str) -> list[Failure]:
                                 other_thread=othread, line=wline, count=count,
                                 details=[{"other_block": list(oblock), "other_line": oline}]))
     return failures
+
+
+def _suspect_cells(trace: Trace, spaces: list):
+    """Cells that two threads touch with at least one plain write: in one (block, phase), or, for
+    global memory, from two blocks. Sorting in numpy finds them; only they reach Python loops, so
+    a correct kernel's hundreds of thousands of accesses cost a few vectorised passes."""
+    racy = {i for i, sp in enumerate(spaces) if sp == SHARED or sp == GLOBAL}
+    evs = [e for e in trace.events if (e[1] <= ATOMIC or e[1] == UNINIT_READ) and e[2] in racy]
+    if len(evs) < 2:
+        return []
+    tid, op, aid, flat, _, _, phase, _ = (np.asarray(c) if i != 4 and i != 5 else c
+                                          for i, c in enumerate(zip(*evs)))
+    tid = tid.astype(np.int64)
+    aid = aid.astype(np.int64)
+    cell = aid * (int(flat.max()) + 1) + flat.astype(np.int64)
+    block = tid // trace.threads_per_block
+    is_write = op == WRITE
+    suspects = set()
+    # one block, one phase
+    order = np.lexsort((tid, phase, block, cell))
+    c, b, p, t, w = cell[order], block[order], phase[order], tid[order], is_write[order]
+    new_group = np.ones(len(order), dtype=bool)
+    new_group[1:] = (c[1:] != c[:-1]) | (b[1:] != b[:-1]) | (p[1:] != p[:-1])
+    starts = np.flatnonzero(new_group)
+    tid_change = np.zeros(len(order), dtype=np.int64)
+    tid_change[1:] = (t[1:] != t[:-1]) & ~new_group[1:]
+    multi = np.add.reduceat(tid_change, starts) > 0
+    has_write = np.maximum.reduceat(w.astype(np.int64), starts) > 0
+    for g in np.flatnonzero(multi & has_write):
+        suspects.add(int(c[starts[g]]))
+    # two blocks, global memory
+    is_global = np.array([spaces[a] == GLOBAL for a in range(len(spaces))])[aid]
+    if is_global.any():
+        gi = np.flatnonzero(is_global)
+        order = gi[np.lexsort((block[gi], cell[gi]))]
+        c, b, w = cell[order], block[order], is_write[order]
+        new_group = np.ones(len(order), dtype=bool)
+        new_group[1:] = c[1:] != c[:-1]
+        starts = np.flatnonzero(new_group)
+        bchange = np.zeros(len(order), dtype=np.int64)
+        bchange[1:] = (b[1:] != b[:-1]) & ~new_group[1:]
+        multi = np.add.reduceat(bchange, starts) > 0
+        has_write = np.maximum.reduceat(w.astype(np.int64), starts) > 0
+        for g in np.flatnonzero(multi & has_write):
+            suspects.add(int(c[starts[g]]))
+    if not suspects:
+        return []
+    chosen = np.flatnonzero(np.isin(cell, np.fromiter(suspects, dtype=np.int64)))
+    by_cell: dict = {}
+    for i in chosen:
+        by_cell.setdefault(int(cell[i]), []).append(evs[i])
+    return [(lst[0][2], lst) for lst in by_cell.values()]
 
 
 def _race_in_phase(evs, tpb):

@@ -13,6 +13,7 @@ rewritten at each switch, so a simulated thread that never waits costs two green
 
 from __future__ import annotations
 
+import gc
 import re
 import signal
 import sys
@@ -144,6 +145,10 @@ class Launch:
             for y in range(by):
                 for x in range(bx):
                     self._layout.append(Dim3(x, y, z))
+        # The trace is a list of many small tuples: the cyclic garbage collector would rescan it
+        # again and again while it grows, for nothing (a launch makes no cycles worth collecting).
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
         try:
             gx, gy, gz = self.grid
             for z in range(gz):
@@ -155,6 +160,8 @@ class Launch:
         except KernelTimeout as e:  # fired while the scheduler itself was running
             self._fail_timeout(e, None, None)
         finally:
+            if gc_was_enabled:
+                gc.enable()
             cuda.launch = previous
             self._pool.clear()
             for array, sim in self._outputs:
