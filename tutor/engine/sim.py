@@ -110,6 +110,7 @@ class Launch:
         self._shared = {}
         self._const = {}
         self._cur = None
+        self.running = False  # only while blocks run may the watchdog interrupt
 
     # -- arguments ------------------------------------------------------------------------------
     def _wrap_arg(self, name, value):
@@ -149,6 +150,7 @@ class Launch:
         # again and again while it grows, for nothing (a launch makes no cycles worth collecting).
         gc_was_enabled = gc.isenabled()
         gc.disable()
+        self.running = True
         try:
             gx, gy, gz = self.grid
             for z in range(gz):
@@ -160,6 +162,7 @@ class Launch:
         except KernelTimeout as e:  # fired while the scheduler itself was running
             self._fail_timeout(e, None, None)
         finally:
+            self.running = False
             if gc_was_enabled:
                 gc.enable()
             cuda.launch = previous
@@ -481,6 +484,8 @@ def watchdog(seconds: float, launch_getter, max_events: int = 5_000_000):
 
     def on_alarm(signum, frame):
         launch = launch_getter()
+        if launch is None or not launch.running:
+            return  # our own bookkeeping between launches is never interrupted
         if time.monotonic() > deadline:
             raise KernelTimeout(f"The kernel ran past the time limit ({seconds:g} s).")
         if launch is not None and len(launch.events) > max_events:
