@@ -130,6 +130,8 @@ def races(trace: Trace, config: str) -> list[Failure]:
         key = (aid if spaces[aid] == GLOBAL else (trace.arrays[aid].name, SHARED), w[5], o[5], o[1], cross)
         if key in found:
             found[key][1] += 1
+            if w[6] < found[key][0][0][6]:
+                found[key][0] = pair  # show the earliest phase where it happens
         else:
             found[key] = [pair, 1]
     failures = []

@@ -26,7 +26,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
 from .simarray import SimArray
-from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim, trim
+from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
 _DONE = object()
 
@@ -93,9 +93,12 @@ class Launch:
         self.cuda = kernel.cuda
         self.grid = _dim3(blocks, "blocks")
         self.block = _dim3(threads, "threads")
+        # report positions with as many dimensions as the launch was written with: (3,) or (1, 0)
+        self.grid_nd = 1 if isinstance(blocks, (int, np.integer)) else len(tuple(blocks))
+        self.block_nd = 1 if isinstance(threads, (int, np.integer)) else len(tuple(threads))
         if self.block[0] * self.block[1] * self.block[2] > 1024:
             raise ValueError(f"a block may hold at most 1024 threads, got {fmt_dim(self.block)}")
-        self.trace = Trace(self.grid, self.block)
+        self.trace = Trace(self.grid, self.block, grid_nd=self.grid_nd, block_nd=self.block_nd)
         self.events = self.trace.events
         self.failures: list[dict] = []
         self.source_lines = source_lines or []
@@ -250,7 +253,7 @@ class Launch:
             where.append(f"{_count(finished, 'thread')} had already finished without reaching it")
         waiting = _thread_list(self, main_group)
         others = (groups[1] if len(groups) > 1 else finished)
-        block = trim(self.block_pos, self.grid)
+        block = self.block_pos[:self.grid_nd]
         self.failures.append({
             "kind": "barrier_divergence",
             "message": (f"The barrier on line {line} was reached by {len(main_group)} of {len(threads)} "
@@ -276,7 +279,7 @@ class Launch:
             result = int(all(t.req[2] for t in at_bar))
         elif kind == "syncthreads_or":
             result = int(any(t.req[2] for t in at_bar))
-        self.trace.barriers.append(BarrierRecord(trim(self.block_pos, self.grid), self.phase,
+        self.trace.barriers.append(BarrierRecord(self.block_pos[:self.grid_nd], self.phase,
                                                  at_bar[0].req[3], kind))
         self.phase += 1
         for t in at_bar:
@@ -306,7 +309,7 @@ class Launch:
             ops = {(t.req[1], t.req[5]) for t in group}
             if len(ops) > 1:
                 desc = ", ".join(f"{op} on line {ln}" for op, ln in sorted(ops, key=lambda o: o[1]))
-                block = trim(self.block_pos, self.grid)
+                block = self.block_pos[:self.grid_nd]
                 self.failures.append({
                     "kind": "barrier_divergence",
                     "message": (f"Lanes of warp {w} in block {fmt_dim(block)} reached different warp "
@@ -354,7 +357,7 @@ class Launch:
 
     def _warp_deadlock(self, threads, at_warp, at_bar):
         t = at_warp[0]
-        block = trim(self.block_pos, self.grid)
+        block = self.block_pos[:self.grid_nd]
         other = at_bar[0] if at_bar else None
         msg = (f"Lane {t.lane} of warp {t.warp} in block {fmt_dim(block)} waits at a warp primitive on line "
                f"{t.req[5]} for lanes that never arrive")
@@ -373,14 +376,14 @@ class Launch:
         if arr is None:
             shape = _shape(shape)
             line = frame.f_lineno
-            arr = self._new_array(shape, dtype, SHARED, line, block=trim(self.block_pos, self.grid))
+            arr = self._new_array(shape, dtype, SHARED, line, block=self.block_pos[:self.grid_nd])
             self._shared[key] = arr
         return arr
 
     def local_array(self, shape, dtype: ScalarType, frame):
         t = self._cur
         return self._new_array(_shape(shape), dtype, LOCAL, frame.f_lineno, thread=_tdim(self, t),
-                               block=trim(self.block_pos, self.grid))
+                               block=self.block_pos[:self.grid_nd])
 
     def const_array(self, ary):
         if isinstance(ary, SimArray):
@@ -413,7 +416,7 @@ class Launch:
     def _thread_error(self, t, exc, threads):
         tb = exc.__traceback__
         line = _learner_line(tb, self.filename)
-        block = trim(self.block_pos, self.grid)
+        block = self.block_pos[:self.grid_nd]
         where = f"thread {fmt_dim(_tdim(self, t))} of block {fmt_dim(block)}"
         if isinstance(exc, KernelTimeout):
             self._fail_timeout(exc, t, line)
@@ -437,7 +440,7 @@ class Launch:
         msg = exc.reason
         failure = {"kind": "timeout", "message": msg}
         if t is not None:
-            block = trim(self.block_pos, self.grid)
+            block = self.block_pos[:self.grid_nd]
             failure.update(block=block, thread=_tdim(self, t), line=line)
             failure["message"] = (f"{msg} Thread {fmt_dim(_tdim(self, t))} of block {fmt_dim(block)} was at "
                                   f"line {line}: look for a loop whose condition never changes.")
@@ -527,7 +530,7 @@ def _c_strides(shape) -> tuple:
 
 
 def _tdim(launch, t) -> tuple:
-    return trim((t.idx.x, t.idx.y, t.idx.z), launch.block)
+    return (t.idx.x, t.idx.y, t.idx.z)[:launch.block_nd]
 
 
 def _count(group, noun) -> str:

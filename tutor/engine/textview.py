@@ -62,7 +62,8 @@ _VERB = {READ: "read", WRITE: "wrote", ATOMIC: "atomic", OOB_READ: "read OUT OF 
 
 def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8) -> str:
     """Per block, per barrier phase: what each thread read and wrote, then the arrays' cells."""
-    lines = [f"grid: blocks {fmt_dim(_trim(trace.grid))}, threads per block {fmt_dim(_trim(trace.block))}"]
+    lines = [f"grid: blocks {fmt_dim(trace.grid[:trace.grid_nd])}, "
+             f"threads per block {fmt_dim(trace.block[:trace.block_nd])}"]
     by_block_phase: dict = {}
     for e in trace.events:
         by_block_phase.setdefault((e[0] // trace.threads_per_block, e[6]), {}).setdefault(e[0], []).append(e)
@@ -76,7 +77,7 @@ def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8) -> s
             skipped = True
         phases = sorted(p for (b, p) in by_block_phase if b == blin)
         block = trace.block_of(blin * trace.threads_per_block)
-        tblock = _trim_like(block, trace.grid)
+        tblock = block[:trace.grid_nd]
         for phase in phases:
             bar = barriers.get((tblock, phase))
             end = f" (ends at the barrier on line {bar.line})" if bar else ""
@@ -136,18 +137,6 @@ def _num(v) -> str:
     if isinstance(v, float):
         return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}"
     return str(v)
-
-
-def _trim(d):
-    from .trace import trim
-
-    return trim(d, d)
-
-
-def _trim_like(d, extent):
-    from .trace import trim
-
-    return trim(d, extent)
 
 
 __all__ = ["verdict_text", "trace_text", "SHARED"]

@@ -99,6 +99,8 @@ class Trace:
 
     grid: tuple  # blocks per grid (x, y, z)
     block: tuple  # threads per block (x, y, z)
+    grid_nd: int = 3  # dimensions the launch was written with, for reporting positions
+    block_nd: int = 3
     arrays: list[ArrayInfo] = field(default_factory=list)
     events: list[tuple] = field(default_factory=list)
     barriers: list[BarrierRecord] = field(default_factory=list)
@@ -133,7 +135,7 @@ class Trace:
 
     def where(self, tid: int) -> tuple[tuple, tuple]:
         """(block, thread) of a linear thread id, trimmed to the launch's dimensionality."""
-        return trim(self.block_of(tid), self.grid), trim(self.thread_of(tid), self.block)
+        return self.block_of(tid)[:self.grid_nd], self.thread_of(tid)[:self.block_nd]
 
     # -- questions ------------------------------------------------------------------------------
     def array(self, aid: int) -> ArrayInfo:
@@ -160,14 +162,6 @@ class Trace:
             if e[AID] == aid and e[PHASE] < phase and e[OP] in (WRITE, ATOMIC):
                 cells[e[FLAT]] = e[VALUE]
         return cells
-
-
-def trim(dim: tuple, extent: tuple) -> tuple:
-    """Drop trailing dimensions of size one from a launch so (3, 0, 0) reads as (3,)."""
-    n = 3
-    while n > 1 and extent[n - 1] == 1:
-        n -= 1
-    return tuple(dim[:n])
 
 
 def fmt_dim(d) -> str:
