@@ -166,6 +166,8 @@ def _suspect_cells(trace: Trace, spaces: list):
     evs = [e for e in trace.events if (e[1] <= ATOMIC or e[1] == UNINIT_READ) and e[2] in racy]
     if len(evs) < 2:
         return []
+    if len(evs) < SMALL_TRACE:
+        return _suspect_cells_small(evs, trace.threads_per_block)
     tid, op, aid, flat, _, _, phase, _ = (np.asarray(c) if i != 4 and i != 5 else c
                                           for i, c in enumerate(zip(*evs)))
     tid = tid.astype(np.int64)
@@ -208,6 +210,29 @@ def _suspect_cells(trace: Trace, spaces: list):
     for i in chosen:
         by_cell.setdefault(int(cell[i]), []).append(evs[i])
     return [(lst[0][2], lst) for lst in by_cell.values()]
+
+
+SMALL_TRACE = 4000  # below this, numpy's fixed costs outweigh a plain loop
+
+
+def _suspect_cells_small(evs, tpb):
+    cells: dict = {}
+    for e in evs:
+        key = (e[2], e[3])
+        lst = cells.get(key)
+        if lst is None:
+            cells[key] = [e]
+        else:
+            lst.append(e)
+    out = []
+    for (aid, _), lst in cells.items():
+        if len(lst) < 2:
+            continue
+        t0 = lst[0][0]
+        if all(e[0] == t0 for e in lst) or not any(e[1] == WRITE for e in lst):
+            continue
+        out.append((aid, lst))
+    return out
 
 
 def _race_in_phase(evs, tpb):

@@ -17,6 +17,7 @@ import gc
 import re
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from contextlib import contextmanager
@@ -122,10 +123,9 @@ class Launch:
             shape = value.shape
             strides = _c_strides(shape)
             aid = len(self.trace.arrays)
-            self.trace.arrays.append(ArrayInfo(aid, name, GLOBAL, tuple(shape), value.dtype.name,
-                                               initial=list(data)))
-            arr = SimArray(data, shape, strides, 0, aid, self, value.dtype.kind in "iub", False,
-                           value.dtype.name)
+            dtype = _dtype_name(value.dtype)
+            self.trace.arrays.append(ArrayInfo(aid, name, GLOBAL, tuple(shape), dtype, initial=list(data)))
+            arr = SimArray(data, shape, strides, 0, aid, self, value.dtype.kind in "iub", False, dtype)
             self._outputs.append((value, arr))
             return arr
         if isinstance(value, (np.integer, bool)):
@@ -142,7 +142,7 @@ class Launch:
         cuda.blockDim = Dim3(*self.block)
         cuda.gridDim = Dim3(*self.grid)
         self._main = getcurrent()
-        self._pool: list[greenlet] = []
+        self._pool = _pool_for(self._main)
         bx, by, bz = self.block
         self._layout = []
         for z in range(bz):
@@ -169,7 +169,6 @@ class Launch:
             if gc_was_enabled:
                 gc.enable()
             cuda.launch = previous
-            self._pool.clear()
             for array, sim in self._outputs:
                 array[...] = np.asarray(sim.data, dtype=array.dtype).reshape(array.shape)
         return self.trace
@@ -460,6 +459,19 @@ class Launch:
                 t.done = True
 
 
+_POOLS = threading.local()
+
+
+def _pool_for(main) -> list:
+    """Idle worker greenlets, kept across launches: a fresh greenlet costs several microseconds,
+    a reused one a fraction of one. Workers belong to the greenlet that launches (per OS thread)."""
+    state = _POOLS.__dict__
+    if state.get("main") is not main:
+        state["main"] = main
+        state["pool"] = []
+    return state["pool"]
+
+
 def _worker_loop(task):
     """The body of a pooled greenlet: run simulated threads one after another, forever."""
     while True:
@@ -512,6 +524,16 @@ def _dim3(value, what) -> tuple:
     if not 1 <= len(value) <= 3 or any(v < 1 for v in value):
         raise ValueError(f"{what} must be 1 to 3 positive numbers, got {value}")
     return value + (1,) * (3 - len(value))
+
+
+_DTYPE_NAMES: dict = {}
+
+
+def _dtype_name(dtype) -> str:
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
 
 
 def _shape(shape) -> tuple:
