@@ -226,16 +226,16 @@ class FakeCuda:
 
     # -- barriers and warps ---------------------------------------------------------------------
     def syncthreads(self):
-        self.launch.barrier("syncthreads", 0, _getframe(1).f_lineno, _getframe(1).f_code)
+        self.launch.barrier("syncthreads", 0, _getframe(1))
 
     def syncthreads_count(self, pred):
-        return self.launch.barrier("syncthreads_count", pred, _getframe(1).f_lineno, _getframe(1).f_code)
+        return self.launch.barrier("syncthreads_count", pred, _getframe(1))
 
     def syncthreads_and(self, pred):
-        return self.launch.barrier("syncthreads_and", pred, _getframe(1).f_lineno, _getframe(1).f_code)
+        return self.launch.barrier("syncthreads_and", pred, _getframe(1))
 
     def syncthreads_or(self, pred):
-        return self.launch.barrier("syncthreads_or", pred, _getframe(1).f_lineno, _getframe(1).f_code)
+        return self.launch.barrier("syncthreads_or", pred, _getframe(1))
 
     def syncwarp(self, mask=0xFFFFFFFF):
         self.launch.warp_op("syncwarp", mask, None, None, _getframe(1).f_lineno)

@@ -26,7 +26,7 @@ import numpy as np
 from greenlet import GreenletExit, getcurrent, greenlet
 
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
-from .simarray import SimArray
+from .simarray import SimArray, new_array
 from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
 _DONE = object()
@@ -125,7 +125,7 @@ class Launch:
             aid = len(self.trace.arrays)
             dtype = _dtype_name(value.dtype)
             self.trace.arrays.append(ArrayInfo(aid, name, GLOBAL, tuple(shape), dtype, initial=list(data)))
-            arr = SimArray(data, shape, strides, 0, aid, self, value.dtype.kind in "iub", False, dtype)
+            arr = new_array(data, shape, aid, self, value.dtype.kind in "iub", False, dtype)
             self._outputs.append((value, arr))
             return arr
         if isinstance(value, (np.integer, bool)):
@@ -230,11 +230,19 @@ class Launch:
             at_bar = []
 
     # -- barriers -------------------------------------------------------------------------------
-    def barrier(self, kind, pred, line, code):
+    def barrier(self, kind, pred, frame):
         """Called from a simulated thread: wait until the whole block arrives."""
-        return self._main.switch(("bar", kind, pred, line, code))
+        return self._main.switch(("bar", kind, pred, frame.f_lineno, frame.f_code))
 
     def _barrier_agrees(self, threads, at_bar) -> bool:
+        if len(at_bar) == len(threads):
+            _, kind, _, line, code = at_bar[0].req
+            for t in at_bar:
+                r = t.req
+                if r[3] != line or r[4] is not code or r[1] != kind:
+                    break
+            else:
+                return True
         sites = {}
         for t in at_bar:
             sites.setdefault((t.req[4], t.req[3], t.req[1]), []).append(t)
@@ -408,8 +416,7 @@ class Launch:
         name = _assigned_name(self.source_lines, line) or f"{space}@{line}"
         self.trace.arrays.append(ArrayInfo(aid, name, space, shape, dtype.np_dtype.name, block=block,
                                            thread=thread, line=line))
-        return SimArray([None] * size, shape, _c_strides(shape), 0, aid, self, dtype.is_int, True,
-                        dtype.np_dtype.name)
+        return new_array([None] * size, shape, aid, self, dtype.is_int, True, dtype.np_dtype.name)
 
     # -- failures -------------------------------------------------------------------------------
     def _thread_error(self, t, exc, threads):

@@ -20,7 +20,7 @@ class SimArray:
     """A view over flat storage: shape and element strides, plus the array id the trace uses."""
 
     __slots__ = ("data", "shape", "strides", "offset", "aid", "st", "ndim", "n0", "s0", "s1", "n1",
-                 "is_int", "poisoned", "readonly", "dtype")
+                 "is_int", "poisoned", "readonly", "dtype", "emit")
 
     def __init__(self, data, shape, strides, offset, aid, st, is_int, poisoned, dtype, readonly=False):
         self.data = data
@@ -38,6 +38,7 @@ class SimArray:
         self.poisoned = poisoned
         self.dtype = dtype
         self.readonly = readonly
+        self.emit = st.events.append
 
     # numba exposes these on device arrays; learners use them for bounds
     @property
@@ -109,6 +110,12 @@ class SimArray:
                         self.poisoned, self.dtype, self.readonly)
 
     def __getitem__(self, idx):
+        return self._get(idx, 2)
+
+    def __setitem__(self, idx, value):
+        self._set(idx, value, 2)
+
+    def _get(self, idx, depth):
         # The two shapes of access nearly every kernel makes are inlined: a[i] and a[i, j].
         t = type(idx)
         if t is int and self.ndim == 1:
@@ -122,18 +129,18 @@ class SimArray:
         if type(flat) is not int:
             if flat is None:
                 st.events.append((st.tid, OOB_READ, self.aid, _norm(idx), None,
-                                  _getframe(1).f_lineno, st.phase, st.wphase))
+                                  _getframe(depth).f_lineno, st.phase, st.wphase))
                 return 0 if self.is_int else NAN
             return flat  # a view
         v = self.data[flat]
         if v is None:
             st.events.append((st.tid, UNINIT_READ, self.aid, flat, None,
-                              _getframe(1).f_lineno, st.phase, st.wphase))
+                              _getframe(depth).f_lineno, st.phase, st.wphase))
             return 0 if self.is_int else NAN
-        st.events.append((st.tid, READ, self.aid, flat, v, _getframe(1).f_lineno, st.phase, st.wphase))
+        st.events.append((st.tid, READ, self.aid, flat, v, _getframe(depth).f_lineno, st.phase, st.wphase))
         return v
 
-    def __setitem__(self, idx, value):
+    def _set(self, idx, value, depth):
         t = type(idx)
         if t is int and self.ndim == 1:
             flat = self.offset + idx * self.s0 if 0 <= idx < self.n0 else None
@@ -146,7 +153,7 @@ class SimArray:
         if type(flat) is not int:
             if flat is None:
                 st.events.append((st.tid, OOB_WRITE, self.aid, _norm(idx), _plain(value),
-                                  _getframe(1).f_lineno, st.phase, st.wphase))
+                                  _getframe(depth).f_lineno, st.phase, st.wphase))
                 return
             raise TypeError("assigning to a slice of an array is not supported in a kernel: "
                             "write one element at a time")
@@ -154,7 +161,7 @@ class SimArray:
             raise TypeError("constant memory is read-only in a kernel")
         value = self._coerce(value)
         self.data[flat] = value
-        st.events.append((st.tid, WRITE, self.aid, flat, value, _getframe(1).f_lineno, st.phase, st.wphase))
+        st.events.append((st.tid, WRITE, self.aid, flat, value, _getframe(depth).f_lineno, st.phase, st.wphase))
 
     def _coerce(self, value):
         if self.is_int:
@@ -191,6 +198,86 @@ class SimArray:
     # Things numpy arrays do that a kernel cannot: say so plainly instead of misbehaving.
     def __iter__(self):
         raise TypeError("iterating over an array is not supported in a kernel: index it with range()")
+
+
+class Contiguous1D(SimArray):
+    """A whole 1-D array (a parameter, or a shared or local array): a[i] with an in-range int
+    index is the one access that matters for speed, so it skips every general step."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        if type(idx) is int and 0 <= idx < self.n0:
+            v = self.data[idx]
+            if v is not None:
+                st = self.st
+                self.emit((st.tid, READ, self.aid, idx, v, _getframe(1).f_lineno, st.phase, st.wphase))
+                return v
+        return self._get(idx, 2)
+
+    def __setitem__(self, idx, value):
+        if type(idx) is int and 0 <= idx < self.n0:
+            if self.is_int:
+                if type(value) is not int:
+                    value = _to_int(value)
+            elif type(value) is not float:
+                value = float(value)
+            self.data[idx] = value
+            st = self.st
+            self.emit((st.tid, WRITE, self.aid, idx, value, _getframe(1).f_lineno, st.phase, st.wphase))
+            return
+        self._set(idx, value, 2)
+
+
+class Contiguous2D(SimArray):
+    """A whole C-ordered 2-D array: a[i, j] with in-range ints skips every general step."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        if type(idx) is tuple and len(idx) == 2:
+            i, j = idx
+            if type(i) is int and type(j) is int and 0 <= i < self.n0 and 0 <= j < self.n1:
+                flat = i * self.n1 + j
+                v = self.data[flat]
+                if v is not None:
+                    st = self.st
+                    self.emit((st.tid, READ, self.aid, flat, v, _getframe(1).f_lineno, st.phase, st.wphase))
+                    return v
+        return self._get(idx, 2)
+
+    def __setitem__(self, idx, value):
+        if type(idx) is tuple and len(idx) == 2:
+            i, j = idx
+            if type(i) is int and type(j) is int and 0 <= i < self.n0 and 0 <= j < self.n1:
+                if self.is_int:
+                    if type(value) is not int:
+                        value = _to_int(value)
+                elif type(value) is not float:
+                    value = float(value)
+                flat = i * self.n1 + j
+                self.data[flat] = value
+                st = self.st
+                self.emit((st.tid, WRITE, self.aid, flat, value, _getframe(1).f_lineno, st.phase, st.wphase))
+                return
+        self._set(idx, value, 2)
+
+
+def new_array(data, shape, aid, st, is_int, poisoned, dtype, readonly=False) -> SimArray:
+    """A whole C-ordered array over flat storage, of the fastest class that fits."""
+    shape = tuple(shape)
+    strides = []
+    acc = 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= s
+    strides = tuple(reversed(strides))
+    cls = SimArray
+    if not readonly and len(shape) == 1:
+        cls = Contiguous1D
+    elif not readonly and len(shape) == 2:
+        cls = Contiguous2D
+    return cls(data, shape, strides, 0, aid, st, is_int, poisoned, dtype, readonly)
 
 
 def _as_index(k):
