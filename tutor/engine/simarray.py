@@ -116,15 +116,7 @@ class SimArray:
         self._set(idx, value, 2)
 
     def _get(self, idx, depth):
-        # The two shapes of access nearly every kernel makes are inlined: a[i] and a[i, j].
-        t = type(idx)
-        if t is int and self.ndim == 1:
-            flat = self.offset + idx * self.s0 if 0 <= idx < self.n0 else None
-        elif t is tuple and self.ndim == 2 and len(idx) == 2 and type(idx[0]) is int and type(idx[1]) is int:
-            i, j = idx
-            flat = self.offset + i * self.s0 + j * self.s1 if 0 <= i < self.n0 and 0 <= j < self.n1 else None
-        else:
-            flat = self._flat(idx)
+        flat = self._flat(idx)
         st = self.st
         if type(flat) is not int:
             if flat is None:
@@ -141,14 +133,7 @@ class SimArray:
         return v
 
     def _set(self, idx, value, depth):
-        t = type(idx)
-        if t is int and self.ndim == 1:
-            flat = self.offset + idx * self.s0 if 0 <= idx < self.n0 else None
-        elif t is tuple and self.ndim == 2 and len(idx) == 2 and type(idx[0]) is int and type(idx[1]) is int:
-            i, j = idx
-            flat = self.offset + i * self.s0 + j * self.s1 if 0 <= i < self.n0 and 0 <= j < self.n1 else None
-        else:
-            flat = self._flat(idx)
+        flat = self._flat(idx)
         st = self.st
         if type(flat) is not int:
             if flat is None:
