@@ -38,7 +38,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gpu-tutor", description="Learn GPU programming by solving Numba-CUDA puzzles.")
+        prog="gpu-tutor", description="Learn GPU programming by solving Numba-CUDA puzzles. With no "
+        "command, the app opens (in a terminal) on the puzzle you worked on last.")
+    parser.add_argument("--backend", dest="app_backend", choices=("sim", "gpu"), default=None,
+                        help="where the app runs kernels (default: gpu when one is present, else sim)")
+    parser.add_argument("--puzzle", dest="app_puzzle", default=None, help="open the app on this puzzle")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("list", help="list the puzzles, track by track")
@@ -83,6 +87,18 @@ def _run_options(p, backends=BACKENDS):
 
 # -- commands ---------------------------------------------------------------------------------------
 def cmd_home(args) -> int:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from .app.app import make_app
+
+        if args.app_puzzle:
+            _puzzle(args.app_puzzle)
+        make_app(backend=args.app_backend, puzzle=args.app_puzzle).run()
+        return 0
+    return cmd_orientation(args)
+
+
+def cmd_orientation(args) -> int:
+    """Without a terminal (a pipe, CI) the app cannot open: say where to start instead."""
     catalog = load_catalog()
     first = catalog.ordered()[0]
     print("gpu-tutor: learn GPU programming by solving Numba-CUDA puzzles.")

@@ -1,0 +1,350 @@
+"""The store keeps a learner's code and progress: real files in a temporary folder, real crashes."""
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tutor.store import DATA_ENV, Autosaver, PuzzleProgress, Store
+
+STARTER = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(a, out):\n    pass  # your code here\n"
+
+
+class FakeClock:
+    def __init__(self, t: float = 1_700_000_000.0):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def code_files(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "code").iterdir())
+
+
+# ---- code
+
+
+def test_code_round_trip(tmp_path):
+    store = Store(tmp_path)
+    assert store.load_code("map", STARTER) == STARTER  # nothing saved yet
+    assert not (tmp_path / "code").exists()  # reading creates nothing
+
+    mine = "# ünïcödé, CRLF kept as typed\r\ndef kernel(a, out):\r\n    out[0] = a[0]\r\n"
+    assert store.save_code("map", mine) is True
+    assert store.load_code("map", STARTER) == mine
+    assert Store(tmp_path).load_code("map", STARTER) == mine  # a new session sees it
+    assert (tmp_path / "code" / "map.py").read_bytes() == mine.encode("utf-8")
+    assert code_files(tmp_path) == ["map.py"]  # no temporary file left behind
+    assert store.notices == []
+
+
+def test_save_skips_unchanged_text(tmp_path):
+    store = Store(tmp_path)
+    store.save_code("map", "x = 1\n")
+    path = tmp_path / "code" / "map.py"
+    os.utime(path, (1_000_000, 1_000_000))
+    assert store.save_code("map", "x = 1\n") is False
+    assert path.stat().st_mtime == 1_000_000
+    assert store.save_code("map", "x = 2\n") is True
+    assert path.read_text() == "x = 2\n"
+
+
+def test_puzzle_ids_cannot_escape_the_data_folder(tmp_path):
+    store = Store(tmp_path)
+    for bad in ("../evil", "a/b", "", ".hidden"):
+        with pytest.raises(ValueError):
+            store.save_code(bad, "x")
+        with pytest.raises(ValueError):
+            store.record_open(bad)
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    from tutor.store import Store
+    from tests_texts import TEXTS
+    store = Store(sys.argv[1])
+    i = 0
+    while True:
+        store.save_code("map", TEXTS[i % 2])
+        store.record_run("map", passed=i % 3 == 0)
+        if i == 0:
+            print("ready", flush=True)
+        i += 1
+""")
+
+TEXTS_MODULE = textwrap.dedent("""
+    OLD = "# old\\n" + "out[i] = a[i] + 10  # padding padding padding\\n" * 4000 + "# end old\\n"
+    NEW = "# new\\n" + "out[i] = a[i] * 2\\n" * 9000 + "# end new\\n"
+    TEXTS = [NEW, OLD]
+""")
+
+
+def test_killed_mid_save_leaves_old_or_new_text_never_a_torn_file(tmp_path):
+    (tmp_path / "tests_texts.py").write_text(TEXTS_MODULE)
+    (tmp_path / "child.py").write_text(CHILD)
+    namespace: dict = {}
+    exec(TEXTS_MODULE, namespace)
+    old, new = namespace["OLD"], namespace["NEW"]
+    root = tmp_path / "data"
+    Store(root).save_code("map", old)
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    rng = random.Random(1234)
+    for _ in range(20):
+        child = subprocess.Popen([sys.executable, str(tmp_path / "child.py"), str(root)],
+                                 stdout=subprocess.PIPE, env=env)
+        assert child.stdout.readline() == b"ready\n"
+        time.sleep(rng.uniform(0, 0.03))
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(timeout=10)
+        child.stdout.close()
+        assert child.returncode == -signal.SIGKILL
+
+        text = (root / "code" / "map.py").read_bytes().decode("utf-8")
+        assert text in (old, new), f"torn file: {len(text)} chars"
+        after = Store(root)
+        assert after.notices == []  # state.json is whole too
+        assert after.progress("map").attempts >= 1
+        # A killed writer may leave its temporary file, never anything else.
+        assert all(name == "map.py" or (name.startswith(".map.py.") and name.endswith(".tmp"))
+                   for name in code_files(root))
+    # Some kills must have landed mid-write (they leave a temporary file), or this proved nothing.
+    assert any(name.endswith(".tmp") for name in code_files(root))
+
+
+def test_stale_temp_files_are_swept(tmp_path):
+    code = tmp_path / "code"
+    code.mkdir()
+    stale, fresh = code / ".map.py.abc123.tmp", code / ".map.py.def456.tmp"
+    stale.write_text("partial")
+    fresh.write_text("maybe being written right now")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    Store(tmp_path)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_undecodable_code_file_is_moved_aside_not_deleted(tmp_path):
+    store = Store(tmp_path, clock=FakeClock())
+    garbage = b"def kernel():\n    \xff\xfe\x00 not utf-8\n"
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "map.py").write_bytes(garbage)
+
+    assert store.load_code("map", STARTER) == STARTER
+    [aside] = [p for p in (tmp_path / "code").iterdir()]
+    assert aside.name.startswith("map.py.unreadable-")
+    assert aside.read_bytes() == garbage
+    assert len(store.notices) == 1 and str(aside) in store.notices[0]
+    store.save_code("map", "fresh start\n")  # and saving works again
+    assert aside.read_bytes() == garbage
+
+
+def test_reset_keeps_the_previous_text_as_a_backup(tmp_path):
+    store = Store(tmp_path, clock=FakeClock())
+    assert store.reset_code("map", STARTER) is None  # nothing to keep yet
+    assert store.load_code("map", STARTER) == STARTER
+
+    store.save_code("map", "my first try\n")
+    first = store.reset_code("map", STARTER)
+    assert first is not None and first.name.startswith("map.py.bak-")
+    assert first.read_text() == "my first try\n"
+    assert store.load_code("map", STARTER) == STARTER
+
+    assert store.reset_code("map", STARTER) is None  # already the starter: no empty backups
+    store.save_code("map", "my second try\n")
+    second = store.reset_code("map", STARTER)  # same clock second: a new name, not an overwrite
+    assert second != first and second.read_text() == "my second try\n"
+    assert first.read_text() == "my first try\n"
+
+
+# ---- progress
+
+
+def test_progress_with_an_injected_clock(tmp_path):
+    clock = FakeClock(1_700_000_000.0)
+    store = Store(tmp_path, clock=clock)
+    assert store.progress("map") == PuzzleProgress()
+    assert store.last_puzzle is None
+
+    store.record_open("map")
+    clock.t += 100
+    store.record_run("map", passed=False)
+    clock.t += 500
+    store.record_run("map", passed=True)
+    clock.t += 50
+    store.record_run("map", passed=True)  # a later pass changes nothing but attempts
+    clock.t += 1000
+    store.record_open("map")  # reopening keeps the first opening
+    store.record_hint("map", 2)
+    store.record_hint("map", 1)  # the deepest level counts
+    store.record_hint("map", 3, ai=True)
+    store.record_hint("map", 1, ai=True)
+    store.record_open("zip")
+
+    p = store.progress("map")
+    assert (p.solved, p.attempts, p.time_to_solve_s) == (True, 3, 600.0)
+    assert p.first_opened_at == "2023-11-14T22:13:20.000+00:00"
+    assert p.solved_at == "2023-11-14T22:23:20.000+00:00"
+    assert (p.hint_levels_used, p.ai_hints_used) == (2, 2)
+    assert store.progress("zip") == PuzzleProgress(first_opened_at=store.progress("zip").first_opened_at)
+    assert store.last_puzzle == "zip"
+    assert store.solved_count(["map", "zip", "never-seen"]) == 1
+
+    again = Store(tmp_path)  # everything survives a restart
+    assert again.progress("map") == p
+    assert again.last_puzzle == "zip"
+    data = json.loads((tmp_path / "state.json").read_text())
+    assert data["puzzles"]["map"]["attempts"] == 3 and data["last_puzzle"] == "zip"
+    assert [p.name for p in tmp_path.iterdir()] == ["state.json"]
+
+
+def test_run_without_open_counts_but_has_no_time_to_solve(tmp_path):
+    store = Store(tmp_path, clock=FakeClock())
+    p = store.record_run("map", passed=True)
+    assert p.solved and p.attempts == 1 and p.time_to_solve_s is None and p.first_opened_at is not None
+
+
+@pytest.mark.parametrize("content", [b"{\"version\": 1, \"puzzles\": {", b"[1, 2, 3]", b"\xff\xfe{}", b"",
+                                     b"{\"puzzles\": []}"])
+def test_corrupt_state_file_is_moved_aside_and_a_fresh_state_starts(tmp_path, content):
+    (tmp_path / "state.json").write_bytes(content)
+    store = Store(tmp_path, clock=FakeClock())  # never raises
+
+    [aside] = list(tmp_path.glob("state.json.corrupt-*"))
+    assert aside.read_bytes() == content
+    assert len(store.notices) == 1
+    assert "your progress file" in store.notices[0] and str(aside) in store.notices[0]
+    assert "starting fresh" in store.notices[0]
+    assert store.progress("map") == PuzzleProgress() and store.last_puzzle is None
+
+    store.record_open("map")  # and progress is saved again
+    assert Store(tmp_path).last_puzzle == "map"
+    assert aside.read_bytes() == content
+
+
+def test_partly_corrupt_state_keeps_the_good_entries_and_a_copy_of_the_original(tmp_path):
+    original = json.dumps({
+        "version": 1, "last_puzzle": "map", "from_a_newer_version": [1, 2],
+        "puzzles": {"map": {"solved": True, "attempts": 4}, "zip": {"attempts": "many"}},
+    }).encode()
+    (tmp_path / "state.json").write_bytes(original)
+    store = Store(tmp_path, clock=FakeClock())
+
+    assert store.progress("map").solved and store.progress("map").attempts == 4
+    assert store.progress("zip") == PuzzleProgress()
+    [copy] = list(tmp_path.glob("state.json.corrupt-*"))
+    assert copy.read_bytes() == original
+    assert len(store.notices) == 1 and "zip" in store.notices[0] and str(copy) in store.notices[0]
+    store.record_run("map", passed=False)
+    assert json.loads((tmp_path / "state.json").read_text())["from_a_newer_version"] == [1, 2]
+
+
+def test_unwritable_data_folder_gives_a_notice_not_a_crash(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the data folder should be")
+    store = Store(blocker)
+    store.record_open("map")
+    store.record_run("map", passed=True)
+    assert len(store.notices) == 1 and "could not be saved" in store.notices[0]
+    assert store.progress("map").solved  # kept in memory for this session
+    with pytest.raises(OSError):  # code saves raise: the caller still holds the text
+        store.save_code("map", "x")
+
+
+# ---- where the data lives
+
+
+def test_data_folder_from_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "learner-7"))
+    store = Store()
+    assert store.root == tmp_path / "learner-7"
+    store.save_code("map", "x = 1\n")
+    assert (tmp_path / "learner-7" / "code" / "map.py").read_text() == "x = 1\n"
+
+    assert Store(tmp_path / "explicit").root == tmp_path / "explicit"  # an explicit root wins
+
+
+def test_default_data_folder_is_the_platform_user_data_folder(monkeypatch):
+    import platformdirs
+
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    assert Store().root == platformdirs.user_data_path("gpu-tutor", appauthor=False)
+
+
+# ---- autosave
+
+
+def test_autosave_debounces_half_a_second(tmp_path):
+    store = Store(tmp_path)
+    saver = Autosaver(store.save_code)
+    assert not saver.due(0.0) and saver.next_due() is None
+
+    saver.feed("map", "a", now=10.0)
+    saver.feed("map", "ab", now=10.2)
+    assert saver.next_due() == pytest.approx(10.7)
+    assert not saver.due(10.69)
+    assert saver.due(10.7)
+    assert saver.flush() is True
+    assert store.load_code("map", STARTER) == "ab"
+    assert not saver.pending and not saver.due(99.0)
+
+
+def test_autosave_never_later_than_one_second_after_the_first_unsaved_keystroke(tmp_path):
+    store = Store(tmp_path)
+    saver = Autosaver(store.save_code)
+    saved_at = []
+    text = ""
+    # A fast typist (a key every 0.1 s until 2.4 s) never pauses for the debounce: saves are capped at
+    # 1 s after the first unsaved key; then the pause after the last key saves 0.5 s later.
+    for tick in range(0, 400):  # the app's timer, every 10 ms
+        now = tick / 100
+        if tick % 10 == 0 and now < 2.45:
+            text += "x"
+            saver.feed("map", text, now)
+        if saver.due(now):
+            saver.flush()
+            saved_at.append(now)
+    assert saved_at == pytest.approx([1.0, 2.1, 2.9])
+    assert store.load_code("map", "") == "x" * 25
+
+
+def test_autosave_bound_holds_for_any_typing_rhythm(tmp_path):
+    rng = random.Random(7)
+    store = Store(tmp_path)
+    saver = Autosaver(store.save_code)
+    keystrokes, flushes = [], []
+    now, next_key = 0.0, 0.0
+    for tick in range(3000):
+        now = tick / 100
+        if now >= next_key and now < 25:
+            keystrokes.append(now)
+            saver.feed(rng.choice(["map", "zip"]), f"text {tick}", now)
+            next_key = now + rng.choice([0.01, 0.05, 0.2, 0.45, 0.6, 2.0])
+        if saver.due(now):
+            assert saver.flush()
+            flushes.append(now)
+    for key in keystrokes:
+        assert any(key <= f <= key + 1.0 + 1e-9 for f in flushes), key
+    for earlier, later in zip(flushes, flushes[1:]):  # it does debounce: no save storms
+        assert later - earlier >= 0.01
+
+
+def test_autosave_keeps_text_pending_when_the_save_fails(tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    saver = Autosaver(Store(blocker).save_code)
+    saver.feed("map", "precious", now=0.0)
+    assert saver.due(0.5)
+    assert saver.flush() is False and isinstance(saver.last_error, OSError)
+    assert saver.pending and saver.due(0.6)  # retried on the next tick
+
+    blocker.unlink()  # the disk recovers
+    assert saver.flush() is True and saver.last_error is None
+    assert Store(blocker).load_code("map", "") == "precious"

@@ -1,0 +1,461 @@
+"""Where a learner's code and progress live, so that nothing they typed or earned is ever lost.
+
+A learner's kernel is often an hour of thinking; a laptop lid closing, a killed terminal or a full
+disk must not cost them it. So every write goes to a temporary file beside the target, is fsynced
+and then renamed over it: at any instant the file on disk is either the old complete text or the
+new complete text, never half of each. Nothing is deleted either: a file we cannot read is renamed
+aside and the learner told where it went, and a reset keeps the previous text as a `.bak-` file.
+
+A broken progress file must not stop someone from learning, so loading never raises: whatever we
+cannot understand is set aside, a notice says so, and the app carries on with a fresh start.
+
+The data folder comes from `GPU_TUTOR_DATA` when set (tests, and workshops where every learner
+gets a folder of their own), otherwise from the platform's per-user data folder. Layout:
+
+    DATA/code/<puzzle_id>.py     the learner's code, one file per puzzle, plain Python to open anywhere
+    DATA/state.json              progress per puzzle, and the puzzle to continue with
+
+Time comes from an injectable clock so that tests can say "ten minutes later" without waiting.
+The `Autosaver` keeps the editor responsive (it only writes when the learner pauses) while bounding
+what a crash can take: at most the last second of typing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+APP_NAME = "gpu-tutor"
+DATA_ENV = "GPU_TUTOR_DATA"
+STATE_VERSION = 1
+
+Clock = Callable[[], float]
+
+_PUZZLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# Temporary files a killed writer left behind; only ours match, and only old ones are swept.
+_TEMP_SUFFIX = ".tmp"
+_STALE_TEMP_S = 3600.0
+
+
+def default_root() -> Path:
+    """The data folder: $GPU_TUTOR_DATA when set, else the platform's per-user data folder."""
+    override = os.environ.get(DATA_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
+    import platformdirs  # only needed when no folder was given
+
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
+
+
+@dataclass(frozen=True)
+class PuzzleProgress:
+    """What the learner has done on one puzzle. Times are ISO 8601 in UTC."""
+
+    solved: bool = False
+    solved_at: str | None = None
+    attempts: int = 0  # runs, passed or not
+    first_opened_at: str | None = None
+    time_to_solve_s: float | None = None  # from first opening to the first passing run
+    hint_levels_used: int = 0  # the deepest hint level revealed
+    ai_hints_used: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: Any) -> PuzzleProgress:
+        """Raises ValueError when `raw` is not a progress record we understand."""
+        if not isinstance(raw, dict):
+            raise ValueError("not an object")
+        fields: dict[str, Any] = {}
+        for field in dataclasses.fields(cls):
+            if field.name not in raw:
+                continue
+            value = raw[field.name]
+            if not _fits(field.name, value):
+                raise ValueError(f"{field.name} = {value!r}")
+            if field.name == "time_to_solve_s" and value is not None:
+                value = float(value)
+            fields[field.name] = value
+        return cls(**fields)
+
+
+def _fits(name: str, value: Any) -> bool:
+    if name == "solved":
+        return isinstance(value, bool)
+    if name in ("attempts", "hint_levels_used", "ai_hints_used"):
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if name in ("solved_at", "first_opened_at"):
+        return value is None or (isinstance(value, str) and _parse_time(value) is not None)
+    if name == "time_to_solve_s":
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return value is None or (is_number and value >= 0)
+    return True
+
+
+class Store:
+    """A learner's code files and progress, in one data folder.
+
+    Reading never raises on bad data: what cannot be read is moved aside and a line is added to
+    `notices` for the app to show. Writing code raises OSError (the caller still holds the text,
+    see `Autosaver`); a failed progress write adds a notice and is retried on the next change.
+    """
+
+    def __init__(self, root: Path | str | None = None, *, clock: Clock = time.time) -> None:
+        self.root: Path = Path(root) if root is not None else default_root()
+        self.notices: list[str] = []
+        self._clock = clock
+        self._progress: dict[str, PuzzleProgress] = {}
+        self._last_puzzle: str | None = None
+        self._unknown_keys: dict[str, Any] = {}  # written by a newer version: kept as they are
+        self._state_writable = True
+        self._state_write_failed = False
+        self._sweep_stale_temp_files()
+        self._load_state()
+
+    # ---- paths
+
+    @property
+    def code_dir(self) -> Path:
+        return self.root / "code"
+
+    @property
+    def state_path(self) -> Path:
+        return self.root / "state.json"
+
+    def code_path(self, puzzle_id: str) -> Path:
+        if not _PUZZLE_ID.fullmatch(puzzle_id):
+            raise ValueError(f"not a puzzle id: {puzzle_id!r}")
+        return self.code_dir / f"{puzzle_id}.py"
+
+    # ---- code
+
+    def load_code(self, puzzle_id: str, starter: str) -> str:
+        """The learner's saved code, or `starter` when there is none (or it could not be read)."""
+        path = self.code_path(puzzle_id)
+        try:
+            return path.read_bytes().decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):  # nothing saved (yet)
+            return starter
+        except (OSError, UnicodeDecodeError) as exc:
+            why = f"could not be read ({_reason(exc)})"
+            aside = self._move_aside(path, "unreadable")
+            if aside is None:
+                self.notices.append(f"your code for '{puzzle_id}' ({path}) {why}, and could not be moved "
+                                    "aside; showing the starter code")
+            else:
+                self.notices.append(f"your code for '{puzzle_id}' {why} and was moved to {aside}; "
+                                    "showing the starter code")
+            return starter
+
+    def save_code(self, puzzle_id: str, text: str) -> bool:
+        """Write `text` atomically; returns False when the file already holds exactly this text."""
+        path = self.code_path(puzzle_id)
+        data = text.encode("utf-8")
+        with contextlib.suppress(OSError):
+            if path.read_bytes() == data:
+                return False
+        _write_atomic(path, data)
+        return True
+
+    def reset_code(self, puzzle_id: str, starter: str) -> Path | None:
+        """Put the starter back. The previous text is kept as code/<id>.py.bak-<time>; returns that path
+        (None when there was nothing but the starter to keep)."""
+        path = self.code_path(puzzle_id)
+        try:
+            unchanged = path.read_bytes() == starter.encode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            unchanged = True
+        except OSError:
+            unchanged = False
+        backup = None
+        if not unchanged:
+            backup = _unused(path.with_name(f"{path.name}.bak-{self._stamp()}"))
+            os.rename(path, backup)  # raises rather than reset over text we could not keep
+        self.save_code(puzzle_id, starter)
+        return backup
+
+    # ---- progress
+
+    def progress(self, puzzle_id: str) -> PuzzleProgress:
+        return self._progress.get(puzzle_id, PuzzleProgress())
+
+    @property
+    def last_puzzle(self) -> str | None:
+        """The puzzle opened last, to continue where the learner left off."""
+        return self._last_puzzle
+
+    def solved_count(self, puzzle_ids: Iterable[str]) -> int:
+        return sum(1 for pid in puzzle_ids if self.progress(pid).solved)
+
+    def record_open(self, puzzle_id: str) -> None:
+        now = self._clock()
+        current = self.progress(puzzle_id)
+        if current.first_opened_at is None:
+            current = dataclasses.replace(current, first_opened_at=_iso(now))
+        self._last_puzzle = puzzle_id
+        self._update(puzzle_id, current)
+
+    def record_run(self, puzzle_id: str, passed: bool) -> PuzzleProgress:
+        """One run of the learner's code. The first passing run marks the puzzle solved."""
+        now = self._clock()
+        current = self.progress(puzzle_id)
+        current = dataclasses.replace(current, attempts=current.attempts + 1)
+        if passed and not current.solved:
+            opened = _parse_time(current.first_opened_at) if current.first_opened_at else None
+            current = dataclasses.replace(
+                current, solved=True, solved_at=_iso(now),
+                time_to_solve_s=None if opened is None else round(max(0.0, now - opened), 3))
+        if current.first_opened_at is None:  # run without an open (e.g. from a script)
+            current = dataclasses.replace(current, first_opened_at=_iso(now))
+        self._update(puzzle_id, current)
+        return current
+
+    def record_hint(self, puzzle_id: str, level: int, ai: bool = False) -> PuzzleProgress:
+        """The learner revealed hint `level` (1 = the first); `ai` for a hint asked of the AI tutor."""
+        if level < 0:
+            raise ValueError(f"hint level must be >= 0, not {level}")
+        current = self.progress(puzzle_id)
+        if ai:
+            current = dataclasses.replace(current, ai_hints_used=current.ai_hints_used + 1)
+        else:
+            current = dataclasses.replace(current, hint_levels_used=max(current.hint_levels_used, level))
+        self._update(puzzle_id, current)
+        return current
+
+    # ---- state file
+
+    def _update(self, puzzle_id: str, progress: PuzzleProgress) -> None:
+        self.code_path(puzzle_id)  # validates the id before it reaches the state file
+        self._progress[puzzle_id] = progress
+        self._write_state()
+
+    def _write_state(self) -> None:
+        if not self._state_writable:
+            return
+        state = {
+            **self._unknown_keys,
+            "version": STATE_VERSION,
+            "last_puzzle": self._last_puzzle,
+            "puzzles": {pid: p.to_json() for pid, p in sorted(self._progress.items())},
+        }
+        try:
+            _write_atomic(self.state_path, (json.dumps(state, indent=2) + "\n").encode("utf-8"))
+        except OSError as exc:
+            if not self._state_write_failed:  # one notice, not one per run
+                self.notices.append(f"your progress could not be saved to {self.state_path} "
+                                    f"({exc.strerror or exc}); it will be retried on your next step")
+            self._state_write_failed = True
+        else:
+            self._state_write_failed = False
+
+    def _load_state(self) -> None:
+        path = self.state_path
+        try:
+            raw = json.loads(path.read_bytes().decode("utf-8"))
+        except (FileNotFoundError, NotADirectoryError):  # a first start
+            return
+        except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or bad UTF-8
+            self._set_aside_state(f"was unreadable ({_reason(exc)})")
+            return
+        if not isinstance(raw, dict) or not isinstance(raw.get("puzzles", {}), dict):
+            self._set_aside_state("was not a progress file")
+            return
+        bad: list[str] = []
+        for pid, entry in raw.get("puzzles", {}).items():
+            try:
+                if not _PUZZLE_ID.fullmatch(pid):
+                    raise ValueError("bad puzzle id")
+                self._progress[pid] = PuzzleProgress.from_json(entry)
+            except ValueError:
+                bad.append(pid)
+        last = raw.get("last_puzzle")
+        if isinstance(last, str) and _PUZZLE_ID.fullmatch(last):
+            self._last_puzzle = last
+        elif last is not None:
+            bad.append("last_puzzle")
+        self._unknown_keys = {k: v for k, v in raw.items() if k not in ("version", "last_puzzle", "puzzles")}
+        if bad:
+            # Keep what we understood; keep the original file too, since we are about to rewrite it.
+            copy = _unused(path.with_name(f"{path.name}.corrupt-{self._stamp()}"))
+            try:
+                _write_atomic(copy, path.read_bytes())
+            except OSError:
+                self._state_writable = False
+                self.notices.append(f"part of your progress file {path} was unreadable ({', '.join(bad)}); "
+                                    "it is left as it is and progress will not be saved this session")
+            else:
+                self.notices.append(f"part of your progress file was unreadable ({', '.join(bad)}); the rest "
+                                    f"was kept, and the original file was copied to {copy}")
+
+    def _set_aside_state(self, why: str) -> None:
+        aside = self._move_aside(self.state_path, "corrupt")
+        if aside is None:
+            self._state_writable = False  # never write over a file we could neither read nor move
+            self.notices.append(f"your progress file {self.state_path} {why} and could not be moved aside; "
+                                "starting fresh, and progress will not be saved this session")
+        else:
+            self.notices.append(f"your progress file {why} and was moved to {aside}; starting fresh")
+
+    # ---- helpers
+
+    def _move_aside(self, path: Path, tag: str) -> Path | None:
+        aside = _unused(path.with_name(f"{path.name}.{tag}-{self._stamp()}"))
+        try:
+            os.rename(path, aside)
+        except OSError:
+            return None
+        return aside
+
+    def _stamp(self) -> str:
+        return datetime.fromtimestamp(self._clock()).strftime("%Y%m%dT%H%M%S")
+
+    def _sweep_stale_temp_files(self) -> None:
+        cutoff = time.time() - _STALE_TEMP_S  # file times are real time, whatever the clock says
+        for folder in (self.root, self.code_dir):
+            with contextlib.suppress(OSError):
+                for temp in folder.glob(f".*{_TEMP_SUFFIX}"):
+                    with contextlib.suppress(OSError):
+                        if temp.is_file() and temp.stat().st_mtime < cutoff:
+                            temp.unlink()
+
+
+class Autosaver:
+    """Decides when to save the editor's text, without threads or timers of its own.
+
+    The app calls `feed` on every change and, from a timer of its own (say every 0.1 s), `flush`
+    when `due` says so; on quit or when switching puzzles it calls `flush` directly. A save happens
+    once typing pauses for `debounce_s`, and never later than `max_delay_s` after the first unsaved
+    change, so a crash costs at most about a second of typing.
+    """
+
+    def __init__(self, save: Callable[[str, str], object], *, debounce_s: float = 0.5,
+                 max_delay_s: float = 1.0) -> None:
+        if not 0 <= debounce_s <= max_delay_s:
+            raise ValueError("need 0 <= debounce_s <= max_delay_s")
+        self._save = save
+        self.debounce_s = debounce_s
+        self.max_delay_s = max_delay_s
+        self._pending: dict[str, _Pending] = {}
+        self.last_error: OSError | None = None
+
+    def feed(self, puzzle_id: str, text: str, now: float) -> None:
+        pending = self._pending.get(puzzle_id)
+        if pending is None:
+            self._pending[puzzle_id] = _Pending(text, first_change=now, last_change=now)
+        else:
+            pending.text, pending.last_change = text, now
+
+    def next_due(self) -> float | None:
+        """When the earliest pending save falls due (for a one-shot timer); None when all is saved."""
+        deadlines = (p.deadline(self.debounce_s, self.max_delay_s) for p in self._pending.values())
+        return min(deadlines, default=None)
+
+    def due(self, now: float) -> bool:
+        deadline = self.next_due()
+        return deadline is not None and now >= deadline
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._pending)
+
+    def flush(self) -> bool:
+        """Save everything pending, due or not. On a failed save the text stays pending (and `due`)
+        so the next flush retries; the error is kept in `last_error` and False returned."""
+        ok = True
+        for puzzle_id, pending in list(self._pending.items()):
+            try:
+                self._save(puzzle_id, pending.text)
+            except OSError as exc:
+                self.last_error, ok = exc, False
+            else:
+                if self._pending.get(puzzle_id) is pending:
+                    del self._pending[puzzle_id]
+        if ok:
+            self.last_error = None
+        return ok
+
+
+@dataclass
+class _Pending:
+    text: str
+    first_change: float
+    last_change: float
+
+    def deadline(self, debounce_s: float, max_delay_s: float) -> float:
+        return min(self.last_change + debounce_s, self.first_change + max_delay_s)
+
+
+# ---- files and times
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that a crash at any moment leaves the old or the new file whole."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TEMP_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself survive a power cut (POSIX; a no-op where folders cannot be opened)."""
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _unused(path: Path) -> Path:
+    """`path`, or `path-2`, `path-3`... : the first name not taken, so nothing set aside is overwritten."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
+
+
+def _iso(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _parse_time(text: str) -> float | None:
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: {exc.msg} at line {exc.lineno}"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
