@@ -83,3 +83,10 @@ def test_unknown_puzzle_is_a_runner_error(runner):
 
     with pytest.raises(RunnerError, match="unknown puzzle 'nope'"):
         runner.check("nope", HEADER + "    pass\n", "k.py")
+
+
+def test_the_compiler_check_alone(runner):
+    bad = HEADER + "    xs = [1, 2]\n    out[0] = xs[0]\n"
+    failure, note = runner.compile("map", bad, "k.py")
+    assert note is None and failure.kind == "compile_error" and failure.line == 6
+    assert runner.compile("map", HEADER + "    out[0] = a[0]\n", "k.py") == (None, None)

@@ -77,13 +77,22 @@ def handle(backend: str, request: dict, catalogs: dict):
     op = request["op"]
     if op == "ping":
         return "pong"
-    if op == "check":
+    if op in ("check", "compile"):
         from ..puzzles import load_catalog
 
         root = request.get("content")
         if root not in catalogs:
             catalogs[root] = load_catalog(root)
         puzzle = catalogs[root].get(request["puzzle"])
+        if op == "compile":
+            from .check import arg_types
+            from .compile import compile_check, nvvm_missing
+
+            missing = nvvm_missing()
+            if missing:
+                return None, missing
+            return compile_check(request["source"], request["filename"], puzzle.signature,
+                                 arg_types(puzzle, puzzle.configs[0])), None
         if backend == "sim":
             from .check import check_sim
 

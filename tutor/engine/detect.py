@@ -259,6 +259,75 @@ def _race_in_phase(evs, tpb):
     return None
 
 
+def racing_threads(trace: Trace) -> set[int]:
+    """Every thread on either side of some racing pair, for drawing: races() names one example pair
+    per mistake, but a learner looking at the grid needs to see all the threads involved. Same rules
+    as races(): a plain write and another thread's access to one cell in one block's barrier phase
+    (unless a syncwarp orders two lanes of one warp), or, in global memory, from two blocks."""
+    spaces = [a.space for a in trace.arrays]
+    tpb = trace.threads_per_block
+    out: set = set()
+    for aid, evs in _suspect_cells(trace, spaces):
+        if spaces[aid] == GLOBAL:
+            _racing_across_blocks(evs, tpb, out)
+        groups: dict = {}
+        for e in evs:
+            groups.setdefault((e[0] // tpb, e[6]), []).append(e)
+        for group in groups.values():
+            if len(group) > 1:
+                _racing_in_phase(group, tpb, out)
+    return out
+
+
+def _racing_across_blocks(evs, tpb, out: set) -> None:
+    """Global memory: a plain write races every access from another block."""
+    writer_blocks = {e[0] // tpb for e in evs if e[1] == WRITE}
+    if not writer_blocks or len({e[0] // tpb for e in evs}) < 2:
+        return
+    for e in evs:
+        if len(writer_blocks) > 1 or e[0] // tpb not in writer_blocks or e[1] == WRITE:
+            out.add(e[0])  # a writer in another block, or a writer that another block touches
+
+
+def _racing_in_phase(group, tpb, out: set) -> None:
+    """_race_in_phase's rule applied to the whole (block, phase) group rather than stopping at the
+    first pair: each thread's first plain write pairs with every other thread's access, unless both
+    are lanes of one warp on either side of a syncwarp. Counting threads per warp and per (warp,
+    warp phase) keeps this linear in the group."""
+    writers: dict = {}
+    for e in group:
+        if e[1] == WRITE and e[0] not in writers:
+            writers[e[0]] = e
+    if not writers:
+        return
+
+    def tally(events):
+        per_warp: dict = {}
+        per_wphase: dict = {}
+        for e in events:
+            warp = (e[0] % tpb) // 32
+            per_warp.setdefault(warp, set()).add(e[0])
+            per_wphase.setdefault((warp, e[7]), set()).add(e[0])
+        return per_warp, per_wphase, sum(len(s) for s in per_warp.values())
+
+    def pairs(e, counts) -> bool:
+        per_warp, per_wphase, n = counts
+        warp = (e[0] % tpb) // 32
+        if n - len(per_warp.get(warp, ())) > 0:
+            return True  # a partner in another warp: never ordered
+        same = per_wphase.get((warp, e[7]), ())
+        return len(same) > (1 if e[0] in same else 0)  # a partner between the same syncwarps
+
+    by_writers = tally(writers.values())
+    by_all = tally(group)
+    for e in group:
+        if e[0] not in out and pairs(e, by_writers):
+            out.add(e[0])
+    for w in writers.values():
+        if w[0] not in out and pairs(w, by_all):
+            out.add(w[0])
+
+
 # -- budgets ---------------------------------------------------------------------------------------
 def budgets(trace: Trace, config: str, budget: dict) -> list[Failure]:
     spaces = [a.space for a in trace.arrays]
@@ -390,4 +459,5 @@ def _fmt(x):
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.6g}"
 
 
-__all__ = ["find_all", "out_of_bounds", "races", "uninitialized_reads", "budgets", "wrong_output", "LOCAL"]
+__all__ = ["find_all", "out_of_bounds", "races", "racing_threads", "uninitialized_reads", "budgets",
+           "wrong_output", "LOCAL"]

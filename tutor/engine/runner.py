@@ -104,6 +104,18 @@ class Runner:
             return CheckResult(answer)
         return answer
 
+    def compile(self, puzzle: str, source: str, filename: str = "kernel.py"):
+        """Only the real-compiler check, for running beside a simulator check in another child:
+        (Failure or None, note or None)."""
+        request = {"op": "compile", "puzzle": puzzle, "source": source, "filename": filename,
+                   "content": self.content}
+        with self._lock:
+            self._cancelled = False
+            answer = self._ask(request)
+        if isinstance(answer, Verdict):  # the compiler's child died or hung: say so, as a failure
+            return answer.failures[0], None
+        return answer
+
     def _ask(self, request):
         self.start()
         proc = self._proc

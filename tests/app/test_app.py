@@ -1,0 +1,244 @@
+"""The app driven as a learner drives it: open, type, run, read the verdict, move on."""
+
+import asyncio
+import os
+import time
+
+import pytest
+from textual.widgets import TextArea
+
+from tutor.app.app import make_app
+from tutor.app.widgets.hints import HintsPanel
+from tutor.app.widgets.verdict import VerdictView
+from tutor.store import Store
+
+RACY_DOT = '''import numba
+from numba import cuda
+
+TPB = 8
+
+
+@cuda.jit
+def kernel(out, a, b, size):
+    cache = cuda.shared.array(TPB, numba.float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    cache[t] = a[i] * b[i] if i < size else 0
+    if t == 0:
+        acc = 0.0
+        for k in range(TPB):
+            acc += cache[k]
+        out[0] = acc
+'''
+
+
+def run_app(coro, tmp_path, size=(120, 40), **kwargs):
+    async def main():
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, **kwargs)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await coro(app, pilot)
+
+    asyncio.run(main())
+
+
+async def wait_for_result(app, pilot, timeout=60.0):
+    started = time.monotonic()
+    while app.last_result is None:
+        if time.monotonic() - started > timeout:
+            raise AssertionError("the run never finished")
+        await pilot.pause(0.05)
+    return app.last_result
+
+
+async def run_kernel(app, pilot):
+    app.last_result = None
+    await pilot.press("ctrl+r")
+    return await wait_for_result(app, pilot)
+
+
+def test_editor_really_highlights_python(tmp_path):
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        assert editor.language == "python"
+        await pilot.pause(0.2)
+        # tree-sitter produced highlight spans for the keywords of the starter
+        highlights = [h for line in editor._highlights.values() for h in line]
+        assert highlights, "no syntax highlighting"
+        assert any(name.startswith("keyword") for _, _, name in highlights)
+
+    run_app(check, tmp_path)
+
+
+def test_typing_a_correct_solution_passes_and_progress_advances(tmp_path, catalog):
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        assert app.puzzle.id == "map"
+        editor.load_text(catalog.get("map").starter.replace("    pass\n", ""))
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        editor.insert("    out[cuda.threadIdx.x] = a[cuda.threadIdx.x] + 1")
+        await pilot.press("0")  # the last keystroke typed for real
+        result = await run_kernel(app, pilot)
+        assert result.verdict.passed
+        assert "PASSED" in str(app.query_one(VerdictView).get_option_at_index(0).prompt)
+        assert app.store.progress("map").solved and app.store.progress("map").attempts == 1
+        assert "1/23 solved" in app.sub_title and "(solved)" in app.title
+
+    run_app(check, tmp_path)
+
+
+def test_a_race_is_shown_with_its_line_and_thread(tmp_path):
+    async def check(app, pilot):
+        app.load_puzzle("dot")
+        app.query_one("#editor", TextArea).load_text(RACY_DOT)
+        result = await run_kernel(app, pilot)
+        verdict = result.verdict
+        assert not verdict.passed and verdict.failures[0].kind == "race"
+        view = app.query_one(VerdictView)
+        view.focus()
+        await pilot.press("enter")  # the first failure is highlighted
+        await pilot.pause(0.1)
+        editor = app.query_one("#editor", TextArea)
+        assert editor.cursor_location[0] == verdict.failures[0].line - 1
+        assert editor.selected_text.strip().startswith("cache[t]")
+
+    run_app(check, tmp_path)
+
+
+def test_reset_asks_first_and_keeps_a_backup(tmp_path, catalog):
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.load_text("# my precious attempt\n")
+        await pilot.press("f9")
+        await pilot.pause(0.1)
+        assert type(app.screen).__name__ == "Confirm"
+        await pilot.press("n")
+        await pilot.pause(0.1)
+        assert editor.text == "# my precious attempt\n"
+        await pilot.press("f9")
+        await pilot.pause(0.1)
+        await pilot.press("y")
+        await pilot.pause(0.1)
+        assert editor.text == catalog.get("map").starter
+        backups = list((tmp_path / "code").glob("map.py.bak-*"))
+        assert backups and backups[0].read_text() == "# my precious attempt\n"
+
+    run_app(check, tmp_path)
+
+
+def test_autosave_survives_a_restart(tmp_path):
+    async def type_something(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        editor.insert("# remember m")
+        await pilot.press("e")
+        await pilot.pause(1.3)  # no explicit save: the autosaver has a second
+
+    run_app(type_something, tmp_path)
+    assert "# remember me" in Store(tmp_path).load_code("map", "")
+
+    async def reopen(app, pilot):
+        assert "# remember me" in app.query_one("#editor", TextArea).text
+
+    run_app(reopen, tmp_path)
+
+
+def test_continue_where_i_left_off(tmp_path):
+    async def move(app, pilot):
+        await pilot.press("ctrl+n")
+        await pilot.press("ctrl+n")
+        assert app.puzzle.id == "guard"
+
+    run_app(move, tmp_path)
+
+    async def reopen(app, pilot):
+        assert app.puzzle.id == "guard"
+
+    run_app(reopen, tmp_path)
+
+
+def test_hints_reveal_one_level_at_a_time_and_are_remembered(tmp_path, catalog):
+    async def hints(app, pilot):
+        panel = app.query_one(HintsPanel)
+        app.query_one("#verdict").focus()
+        await pilot.press("h")
+        assert panel.shown == 1
+        await pilot.press("ctrl+h")
+        assert panel.shown == 2
+        assert app.store.progress("map").hint_levels_used == 2
+
+    run_app(hints, tmp_path)
+
+
+def test_h_in_the_editor_types_an_h(tmp_path):
+    async def typing(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.focus()
+        editor.move_cursor(editor.document.end)
+        await pilot.press("h")
+        assert editor.text.endswith("h") and app.query_one(HintsPanel).shown == 0
+
+    run_app(typing, tmp_path)
+
+
+def test_reference_opens_only_once_solved(tmp_path, catalog):
+    async def check(app, pilot):
+        await pilot.press("f3")
+        await pilot.pause(0.1)
+        assert type(app.screen).__name__ != "ReferenceScreen"
+        app.query_one("#editor", TextArea).load_text(catalog.get("map").reference)
+        assert (await run_kernel(app, pilot)).verdict.passed
+        await pilot.press("f3")
+        await pilot.pause(0.2)
+        assert type(app.screen).__name__ == "ReferenceScreen"
+
+    run_app(check, tmp_path)
+
+
+def test_small_terminal_switches_panes_with_tabs(tmp_path):
+    async def check(app, pilot):
+        assert app.screen.has_class("-narrow")
+        assert app.query_one("#lesson-pane").has_class("-hidden")
+        assert not app.query_one("#code-pane").has_class("-hidden")
+        await pilot.press("f4")
+        await pilot.pause(0.1)
+        visible = [p for p in ("lesson-pane", "code-pane", "threads") if not app.query_one(f"#{p}").has_class("-hidden")]
+        assert len(visible) == 1
+
+    run_app(check, tmp_path, size=(80, 24))
+
+
+def test_a_corrupt_progress_file_is_moved_aside_and_the_app_starts(tmp_path):
+    (tmp_path / "state.json").write_text("{ not json")
+
+    async def check(app, pilot):
+        assert app.puzzle.id == "map"
+        assert any("moved" in n for n in app.store.notices)
+
+    run_app(check, tmp_path)
+    assert list(tmp_path.glob("state.json.corrupt-*"))
+
+
+def test_importing_the_app_does_not_import_numba_or_litellm():
+    import subprocess
+    import sys
+
+    code = "import tutor.app.app, sys; print('numba' in sys.modules, 'litellm' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+def test_code_a_gpu_would_reject_fails_even_when_the_simulator_is_happy(tmp_path):
+    source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+              "    xs = [10, 20]\n    out[i] = a[i] + xs[0]\n")
+
+    async def check(app, pilot):
+        app.query_one("#editor", TextArea).load_text(source)
+        verdict = (await run_kernel(app, pilot)).verdict
+        assert not verdict.passed and verdict.failures[0].kind == "compile_error"
+        assert verdict.failures[0].line == 7
+        assert not app.store.progress("map").solved
+
+    run_app(check, tmp_path)

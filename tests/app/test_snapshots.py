@@ -1,0 +1,51 @@
+"""Screenshots of the main screen, compared with stored ones: passed and failed at 120x40, and the
+small layout at 80x24. Made repeatable: a fixed seed, a fresh data folder, no cursor blink.
+
+After an intended change of the look: pytest tests/app/test_snapshots.py --snapshot-update"""
+
+import time
+
+from textual.widgets import TextArea
+
+from tutor.app.app import make_app
+from tutor.puzzles import load_catalog
+
+CATALOG = load_catalog()
+FAILING_DOT = CATALOG.get("dot").reference.replace("    cuda.syncthreads()\n", "")
+
+
+def _app(tmp_path, puzzle="dot"):
+    return make_app(data_dir=tmp_path, backend="sim", seed=1, puzzle=puzzle, repeatable=True)
+
+
+def _run_with(code: str):
+    async def run_before(pilot):
+        app = pilot.app
+        editor = app.query_one("#editor", TextArea)
+        editor.cursor_blink = False
+        editor.load_text(code)
+        app.last_result = None
+        await pilot.press("ctrl+r")
+        started = time.monotonic()
+        while app.last_result is None and time.monotonic() - started < 60:
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+
+    return run_before
+
+
+def test_main_screen_passed(snap_compare, tmp_path):
+    assert snap_compare(_app(tmp_path), terminal_size=(120, 40),
+                        run_before=_run_with(CATALOG.get("dot").reference))
+
+
+def test_main_screen_failed(snap_compare, tmp_path):
+    assert snap_compare(_app(tmp_path), terminal_size=(120, 40), run_before=_run_with(FAILING_DOT))
+
+
+def test_small_layout(snap_compare, tmp_path):
+    async def still(pilot):
+        pilot.app.query_one("#editor", TextArea).cursor_blink = False
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app(tmp_path, "map"), terminal_size=(80, 24), run_before=still)

@@ -1,0 +1,402 @@
+"""The Textual app: a thin view over the engine, the puzzles and the store.
+
+It never runs learner code itself: the engine's warm child process does, from a thread worker, and
+the verdict comes back as a message. Everything the learner types is autosaved within a second.
+`make_app()` is the one factory the CLI and the tests share.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Footer, Header, Markdown, Tab, Tabs, TextArea
+
+from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend
+from ..puzzles import Catalog, Puzzle, load_catalog
+from ..store import Autosaver, Store
+from .commands import TutorCommands
+from .widgets.hints import HintsPanel
+from .widgets.thread_pane import ThreadPane
+from .widgets.verdict import VerdictView
+
+NARROW = 110  # below this many columns the three panes become tabs
+WATCH_DELAY = 0.6
+
+
+class RunFinished(Message):
+    def __init__(self, generation: int, puzzle: str, result, error: str | None, seconds: float):
+        super().__init__()
+        self.generation = generation
+        self.puzzle = puzzle
+        self.result = result
+        self.error = error
+        self.seconds = seconds
+
+
+class CompileFinished(Message):
+    """The real compiler's word on the same text, which arrives after the simulator's verdict."""
+
+    def __init__(self, generation: int, puzzle: str, failure, note: str | None):
+        super().__init__()
+        self.generation = generation
+        self.puzzle = puzzle
+        self.failure = failure
+        self.note = note
+
+
+class TutorApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "gpu-tutor"
+    COMMANDS = App.COMMANDS | {TutorCommands}
+    BINDINGS = [
+        Binding("ctrl+r", "run", "Run", id="run", priority=True, tooltip="Run the kernel on every config"),
+        Binding("f5", "run", "Run", show=False, id="run_f5", priority=True),
+        Binding("ctrl+w", "toggle_watch", "Watch", id="watch", priority=True,
+                tooltip="Re-run a moment after you stop typing"),
+        Binding("ctrl+h", "hint", "Hint", id="hint", priority=True, tooltip="Reveal the next hint"),
+        Binding("h", "hint", "Hint", show=False, id="hint_h"),
+        Binding("f2", "puzzles", "Puzzles", id="puzzles", tooltip="All puzzles and your progress"),
+        Binding("ctrl+n", "next_puzzle", "Next", id="next", priority=True),
+        Binding("ctrl+b", "previous_puzzle", "Prev", id="previous", priority=True, show=False),
+        Binding("f3", "reference", "Reference", id="reference", show=False,
+                tooltip="The reference solution beside yours (once solved)"),
+        Binding("f8", "switch_backend", "Backend", id="backend", show=False, tooltip="Simulator or GPU"),
+        Binding("f9", "reset", "Reset", id="reset", show=False, tooltip="Back to the starter (asks first)"),
+        Binding("f4", "next_pane", "Pane", id="pane", show=False),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("question_mark", "help", "Help", show=False, id="help_q"),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+    ]
+
+    watching: reactive[bool] = reactive(False)
+    backend: reactive[str] = reactive("sim")
+
+    def __init__(self, *, catalog: Catalog | None = None, store: Store | None = None,
+                 backend: str | None = None, puzzle: str | None = None, runner_timeout: float = 10.0,
+                 seed: int | None = None, repeatable: bool = False):
+        super().__init__()
+        self.seed = seed  # fixed only for repeatable screenshots and tests; learners get fresh values
+        self.repeatable = repeatable  # screenshots: no timings, no blinking cursor
+        self.catalog = catalog or load_catalog()
+        self.store = store or Store()
+        self.set_reactive(TutorApp.backend, backend or default_backend())
+        self._runner_timeout = runner_timeout
+        self.runner: Runner | None = None
+        self.compiler: Runner | None = None  # a second warm child: the compiler runs beside the simulator
+        self._compiled: dict = {}  # generation -> (failure, note), until its run's verdict is final
+        self.autosaver = Autosaver(self.store.save_code)
+        start = puzzle or self.store.last_puzzle
+        if start not in self.catalog.puzzles:
+            start = self.catalog.ordered()[0].id
+        self.puzzle: Puzzle = self.catalog.get(start)
+        self._generation = 0
+        self._running_since: float | None = None
+        self._watch_timer = None
+        self._pending_run = None
+        self.last_result = None
+
+    # -- layout ---------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Tabs(Tab("Lesson", id="tab-lesson"), Tab("Code", id="tab-code"), Tab("Threads", id="tab-threads"),
+                   id="switcher", active="tab-code")
+        with Horizontal(id="main"):
+            with Vertical(id="lesson-pane", classes="pane"):
+                with VerticalScroll(id="lesson-scroll"):
+                    yield Markdown(id="lesson")
+                yield HintsPanel(id="hints")
+            with Vertical(id="code-pane", classes="pane"):
+                yield TextArea.code_editor("", language="python", id="editor", soft_wrap=False)
+                yield VerdictView(id="verdict")
+            yield ThreadPane(id="threads", classes="pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.repeatable:
+            self.query_one("#editor", TextArea).cursor_blink = False
+            self.query_one(VerdictView).show_timings = False
+        self.runner = Runner(self.backend, timeout=self._runner_timeout)
+        self.compiler = Runner("sim", timeout=self._runner_timeout)
+        self._warm_runner()
+        self.set_interval(0.25, self._autosave_tick)
+        self.load_puzzle(self.puzzle.id)
+        for notice in self.store.notices:
+            self.notify(notice, severity="warning", timeout=10)
+        self._apply_width(self.size.width)
+
+    @work(thread=True, group="warm", exit_on_error=False)
+    def _warm_runner(self) -> None:
+        try:
+            self.runner.start()
+            if self.backend == "sim":
+                self.compiler.start()
+        except Exception as e:  # shown, never fatal: the first run will say more
+            self.call_from_thread(self.notify, f"Could not start the {self.backend} backend: {e}",
+                                  severity="error")
+
+    def on_resize(self, event) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        narrow = width < NARROW
+        self.screen.set_class(narrow, "-narrow")
+        if narrow:
+            self._show_pane(self.query_one("#switcher", Tabs).active or "tab-code")
+
+    def _show_pane(self, tab_id: str) -> None:
+        for pane, tab in (("lesson-pane", "tab-lesson"), ("code-pane", "tab-code"), ("threads", "tab-threads")):
+            self.query_one(f"#{pane}").set_class(tab != tab_id, "-hidden")
+
+    @on(Tabs.TabActivated, "#switcher")
+    def _tab_activated(self, event: Tabs.TabActivated) -> None:
+        if self.screen.has_class("-narrow"):
+            self._show_pane(event.tab.id)
+
+    def action_next_pane(self) -> None:
+        self.query_one("#switcher", Tabs).action_next_tab()
+
+    # -- puzzles --------------------------------------------------------------------------------
+    def load_puzzle(self, puzzle_id: str) -> None:
+        self.autosaver.flush()
+        self.puzzle = self.catalog.get(puzzle_id)
+        self.store.record_open(puzzle_id)
+        editor = self.query_one("#editor", TextArea)
+        code = self.store.load_code(puzzle_id, self.puzzle.starter)
+        editor.load_text(code)
+        self.query_one("#lesson", Markdown).update(self._lesson_text())
+        progress = self.store.progress(puzzle_id)
+        self.query_one(HintsPanel).show_puzzle(self.puzzle, progress.hint_levels_used)
+        self.query_one(VerdictView).clear()
+        self.query_one(ThreadPane).show_runs([])
+        self.last_result = None
+        self._update_titles()
+
+    def _lesson_text(self) -> str:
+        text = self.puzzle.lesson
+        if self.store.progress(self.puzzle.id).solved:
+            text += "\n\n---\n\n## What you learned\n\n" + self.puzzle.learned
+        return text
+
+    def _update_titles(self) -> None:
+        ordered = self.catalog.ordered()
+        n = [p.id for p in ordered].index(self.puzzle.id) + 1
+        solved = self.store.solved_count([p.id for p in ordered])
+        mark = " (solved)" if self.store.progress(self.puzzle.id).solved else ""
+        self.title = f"gpu-tutor · {n}/{len(ordered)} {self.puzzle.title}{mark}"
+        watch = " · watch on" if self.watching else ""
+        self.sub_title = f"backend: {self.backend}{watch} · {solved}/{len(ordered)} solved"
+
+    def _neighbour(self, step: int) -> str | None:
+        ids = [p.id for p in self.catalog.ordered()]
+        i = ids.index(self.puzzle.id) + step
+        return ids[i] if 0 <= i < len(ids) else None
+
+    def action_next_puzzle(self) -> None:
+        nxt = self._neighbour(1)
+        if nxt:
+            self.load_puzzle(nxt)
+        else:
+            self.notify("This is the last puzzle.")
+
+    def action_previous_puzzle(self) -> None:
+        prev = self._neighbour(-1)
+        if prev:
+            self.load_puzzle(prev)
+        else:
+            self.notify("This is the first puzzle.")
+
+    def action_puzzles(self) -> None:
+        from .screens.puzzles import PuzzleList
+
+        def chosen(puzzle_id: str | None) -> None:
+            if puzzle_id:
+                self.load_puzzle(puzzle_id)
+
+        self.push_screen(PuzzleList(self.catalog, self.store, self.puzzle.id), chosen)
+
+    def action_reset(self) -> None:
+        from .screens.confirm import Confirm
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.store.reset_code(self.puzzle.id, self.puzzle.starter)
+                self.query_one("#editor", TextArea).load_text(self.puzzle.starter)
+                self.notify("Back to the starter. Your previous code is kept as a backup file.")
+
+        self.push_screen(Confirm(f"Reset {self.puzzle.title} to its starter file?",
+                                 "Your current code is kept as a backup beside it, never deleted."), answered)
+
+    def action_reference(self) -> None:
+        if not self.store.progress(self.puzzle.id).solved:
+            self.notify("The reference opens once you have solved this puzzle.", severity="warning")
+            return
+        from .screens.reference import ReferenceScreen
+
+        self.push_screen(ReferenceScreen(self.puzzle, self.query_one("#editor", TextArea).text))
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.BINDINGS))
+
+    def action_hint(self) -> None:
+        level = self.query_one(HintsPanel).reveal_next()
+        if level:
+            self.store.record_hint(self.puzzle.id, level)
+        else:
+            self.notify("No more authored hints for this puzzle.")
+
+    def action_switch_backend(self) -> None:
+        choices = [b for b in BACKENDS if b != "numba-sim"]
+        nxt = choices[(choices.index(self.backend) + 1) % len(choices)] if self.backend in choices else "sim"
+        self.backend = nxt
+
+    def watch_backend(self, old: str, new: str) -> None:
+        if self.runner is not None and self.runner.backend != new:
+            old_runner = self.runner
+            self.runner = Runner(new, timeout=self._runner_timeout)
+            old_runner.close()
+            self._warm_runner()
+            self.notify(f"Backend: {new}" + ("" if new == "sim" else " (needs a CUDA GPU)"))
+        if self.is_mounted:
+            self._update_titles()
+
+    # -- editing --------------------------------------------------------------------------------
+    @on(TextArea.Changed, "#editor")
+    def _edited(self, event: TextArea.Changed) -> None:
+        self.autosaver.feed(self.puzzle.id, event.text_area.text, time.monotonic())
+        if self.watching:
+            if self._watch_timer is not None:
+                self._watch_timer.stop()
+            self._watch_timer = self.set_timer(WATCH_DELAY, self.action_run)
+
+    def _autosave_tick(self) -> None:
+        if self.autosaver.due(time.monotonic()):
+            self.autosaver.flush()
+
+    def action_toggle_watch(self) -> None:
+        self.watching = not self.watching
+        self.notify("Watch mode on: runs a moment after you stop typing." if self.watching else "Watch mode off.")
+        self._update_titles()
+
+    # -- running --------------------------------------------------------------------------------
+    def action_run(self) -> None:
+        self.autosaver.flush()
+        self._generation += 1
+        source = self.query_one("#editor", TextArea).text
+        if self._running_since is not None and time.monotonic() - self._running_since > 0.3:
+            self.runner.cancel()  # a newer run replaces a slow one; a quick one just finishes unseen
+        self._running_since = time.monotonic()
+        self.query_one(VerdictView).running(self.backend)
+        self._compiled.clear()
+        if self.backend == "sim":  # a GPU run compiles for real anyway
+            self._compile(self._generation, self.puzzle.id, source, self.compiler)
+        self._run(self._generation, self.puzzle.id, source, self.runner)
+
+    @work(thread=True, group="compile", exit_on_error=False)
+    def _compile(self, generation: int, puzzle_id: str, source: str, compiler: Runner) -> None:
+        try:
+            failure, note = compiler.compile(puzzle_id, source, f"{puzzle_id}.py")
+        except Exception as e:  # the compiler check is advice on top of the simulator: never fatal
+            failure, note = None, f"the real-compiler check could not run: {e}"
+        self.post_message(CompileFinished(generation, puzzle_id, failure, note))
+
+    @work(thread=True, group="run", exit_on_error=False)
+    def _run(self, generation: int, puzzle_id: str, source: str, runner: Runner) -> None:
+        started = time.perf_counter()
+        result, error = None, None
+        try:
+            result = runner.check(puzzle_id, source, f"{puzzle_id}.py", seed=self.seed,
+                                  compile=runner.backend != "sim")
+        except RunnerError as e:
+            error = str(e)
+        except Exception as e:  # never a traceback in the UI
+            error = f"{type(e).__name__}: {e}"
+        self.post_message(RunFinished(generation, puzzle_id, result, error, time.perf_counter() - started))
+
+    @on(RunFinished)
+    def _run_finished(self, message: RunFinished) -> None:
+        if message.generation != self._generation or message.puzzle != self.puzzle.id:
+            return  # a newer run or another puzzle took over
+        self._running_since = None
+        verdict_view = self.query_one(VerdictView)
+        if message.error is not None:
+            verdict_view.error(message.error)
+            return
+        result = message.result
+        self._pending_run = (message.generation, result, message.seconds)
+        self.query_one(ThreadPane).show_runs(result.runs)
+        waiting = self.backend == "sim" and message.generation not in self._compiled
+        verdict_view.show(result.verdict, message.seconds, compiling=waiting)
+        if not waiting:
+            self._finalise(message.generation)
+
+    @on(CompileFinished)
+    def _compile_finished(self, message: CompileFinished) -> None:
+        if message.generation != self._generation or message.puzzle != self.puzzle.id:
+            return
+        self._compiled[message.generation] = (message.failure, message.note)
+        pending = getattr(self, "_pending_run", None)
+        if pending and pending[0] == message.generation:
+            self._finalise(message.generation)
+
+    def _finalise(self, generation: int) -> None:
+        """Both the simulator and the compiler have spoken: one verdict, one progress record."""
+        _, result, seconds = self._pending_run
+        self._pending_run = None
+        verdict = result.verdict
+        failure, note = self._compiled.pop(generation, (None, None))
+        if failure is not None:
+            verdict.failures.insert(0, failure)
+            verdict.passed = False
+        if note:
+            verdict.notes.append(note)
+        was_solved = self.store.progress(self.puzzle.id).solved
+        self.store.record_run(self.puzzle.id, verdict.passed)
+        self.query_one(VerdictView).show(verdict, seconds)
+        self.last_result = result
+        if verdict.passed and not was_solved:
+            self.notify(f"Solved {self.puzzle.title}! The reference is now open to you (F3), and the lesson "
+                        "ends with what you learned.", title="Passed", timeout=8)
+            self.query_one("#lesson", Markdown).update(self._lesson_text())
+        self._update_titles()
+
+    @on(VerdictView.FailureSelected)
+    def _failure_selected(self, event: VerdictView.FailureSelected) -> None:
+        failure = event.failure
+        editor = self.query_one("#editor", TextArea)
+        if failure.line:
+            row = max(0, failure.line - 1)
+            editor.move_cursor((row, 0))
+            editor.select_line(row)
+            editor.scroll_cursor_visible(center=True)
+        if failure.thread is not None:
+            self.query_one(ThreadPane).select(failure.block, failure.thread, config=failure.config)
+        if self.screen.has_class("-narrow"):
+            self.query_one("#switcher", Tabs).active = "tab-code"
+        editor.focus()
+
+    # -- shutting down --------------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        self.exit()
+
+    def on_unmount(self) -> None:
+        self.autosaver.flush()
+        for runner in (self.runner, self.compiler):
+            if runner is not None:
+                runner.close()
+
+
+def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
+             catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
+             repeatable: bool = False) -> TutorApp:
+    """The app as the CLI and the tests build it: same wiring, their own data directory."""
+    return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
+                    puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable)

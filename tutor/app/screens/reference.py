@@ -1,0 +1,50 @@
+"""The reference solution beside the learner's own, with the difference between them."""
+
+from __future__ import annotations
+
+import difflib
+
+from rich.syntax import Syntax
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static, TextArea
+
+
+class ReferenceScreen(ModalScreen[None]):
+    DEFAULT_CSS = """
+    ReferenceScreen > Vertical {
+        background: $surface;
+        border: thick $primary;
+        margin: 1 2;
+    }
+    ReferenceScreen Horizontal {
+        height: 2fr;
+    }
+    ReferenceScreen TextArea {
+        width: 1fr;
+    }
+    ReferenceScreen #diff {
+        height: 1fr;
+        border-top: solid $primary-muted;
+    }
+    """
+    BINDINGS = [Binding("escape,f3", "dismiss", "Close")]
+
+    def __init__(self, puzzle, learner_code: str):
+        super().__init__()
+        self.puzzle = puzzle
+        self.learner_code = learner_code
+
+    def compose(self) -> ComposeResult:
+        diff = "".join(difflib.unified_diff(self.learner_code.splitlines(keepends=True),
+                                            self.puzzle.reference.splitlines(keepends=True),
+                                            "your code", "reference"))
+        with Vertical():
+            yield Label(f"[b]{self.puzzle.title}[/]: your code (left) and the reference (right). Escape closes.")
+            with Horizontal():
+                yield TextArea.code_editor(self.learner_code, language="python", read_only=True, id="mine")
+                yield TextArea.code_editor(self.puzzle.reference, language="python", read_only=True, id="theirs")
+            with VerticalScroll(id="diff"):
+                yield Static(Syntax(diff or "(identical)", "diff", theme="ansi_dark"))

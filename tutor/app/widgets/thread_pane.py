@@ -1,0 +1,217 @@
+"""The thread pane: the grid, the memory and one thread's accesses, kept in step.
+
+A check runs several configs, and a kernel usually goes wrong in only some of them, so the pane
+opens on the first failing config and lets the learner flip through the others with "," and ".".
+The grid owns the selection and the phase; the pane only listens to its messages and hands the
+same (model, phase, thread) to the memory and detail views, so the three can never disagree.
+Models are built on first view of a config: building one walks the trace once, and a learner may
+never look at most configs.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from ...engine.gridmodel import STATUS_TITLES, GridModel, build
+from ...engine.trace import fmt_dim
+from .arrays import ArrayView
+from .grid import ThreadGrid
+from .thread_detail import ThreadDetail
+
+
+class ThreadPane(Vertical):
+    """Grid, arrays and thread detail for a list of ConfigRuns, with a one-line header."""
+
+    BINDINGS = [
+        Binding("comma", "config(-1)", "previous config"),
+        Binding("full_stop", "config(1)", "next config"),
+    ]
+
+    DEFAULT_CSS = """
+    ThreadPane {
+        height: 1fr;
+    }
+    ThreadPane > #thread-pane-header {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $text;
+    }
+    ThreadPane > #thread-pane-body {
+        height: 1fr;
+    }
+    ThreadPane ThreadGrid {
+        width: 1fr;
+        border-right: vkey $foreground 10%;
+    }
+    ThreadPane #thread-pane-side {
+        width: 1fr;
+    }
+    ThreadPane ArrayView {
+        height: 1fr;
+        border-bottom: hkey $foreground 10%;
+    }
+    ThreadPane ThreadDetail {
+        height: 1fr;
+    }
+    ThreadPane.-narrow > #thread-pane-body {
+        layout: vertical;
+    }
+    ThreadPane.-narrow ThreadGrid {
+        width: 1fr;
+        height: auto;
+        max-height: 45%;
+        border-right: none;
+        border-bottom: hkey $foreground 10%;
+    }
+    ThreadPane.-narrow #thread-pane-side {
+        width: 1fr;
+        height: 1fr;
+    }
+    """
+
+    NARROW = 80  # below this width the grid sits above the arrays rather than beside them
+
+    def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
+        super().__init__(name=name, id=id, classes=classes)
+        self.runs: list = []
+        self.config_index = 0
+        self._models: dict[int, GridModel | None] = {}
+        self._synced: tuple | None = None
+        self._pending: list | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="thread-pane-header")
+        with Horizontal(id="thread-pane-body"):
+            yield ThreadGrid(id="thread-grid")
+            with Vertical(id="thread-pane-side"):
+                yield ArrayView(id="thread-arrays")
+                yield ThreadDetail(id="thread-detail")
+
+    def on_resize(self, event) -> None:
+        self.set_class(event.size.width < self.NARROW, "-narrow")
+        self._header()
+
+    def on_mount(self) -> None:
+        if self._pending is not None:
+            runs, self._pending = self._pending, None
+            self.show_runs(runs)
+        else:
+            self._header()
+
+    # -- public API -------------------------------------------------------------------------------
+    @property
+    def grid(self) -> ThreadGrid:
+        return self.query_one(ThreadGrid)
+
+    @property
+    def arrays(self) -> ArrayView:
+        return self.query_one(ArrayView)
+
+    @property
+    def detail(self) -> ThreadDetail:
+        return self.query_one(ThreadDetail)
+
+    @property
+    def model(self) -> GridModel | None:
+        """The shown config's model (None when no run is shown or the run kept no trace)."""
+        return self._model(self.config_index) if self.runs else None
+
+    def show_runs(self, runs: list) -> None:
+        """Show a check's runs, opening on the first failing config (else the first)."""
+        if not self.is_mounted:
+            self._pending = list(runs)
+            return
+        self.runs = list(runs)
+        self._models = {}
+        first = next((i for i, r in enumerate(self.runs) if r.failures), 0)
+        self.show_config(first)
+
+    def show_config(self, index: int) -> None:
+        """Switch to config number `index` (0-based) of the runs shown."""
+        if not self.runs:
+            self.config_index = 0
+            self.grid.show(None)
+        else:
+            self.config_index = max(0, min(index, len(self.runs) - 1))
+            self.grid.show(self._model(self.config_index))
+        self._sync()
+
+    def select(self, block, thread, config: str | None = None) -> None:
+        """Select a thread, e.g. the one a failure names; `config` (a config's name) switches to
+        that config first."""
+        if config is not None:
+            for i, run in enumerate(self.runs):
+                if getattr(run.config, "name", None) == config:
+                    if i != self.config_index:
+                        self.show_config(i)
+                    break
+        if block is None or thread is None:
+            return
+        self.grid.select(tuple(block), tuple(thread))
+        self._sync()
+
+    def action_config(self, delta: int) -> None:
+        if self.runs:
+            self.show_config((self.config_index + delta) % len(self.runs))
+
+    # -- wiring -----------------------------------------------------------------------------------
+    # The grid's messages go on bubbling: the app may follow the selection too (e.g. to the editor).
+    def on_thread_grid_thread_selected(self, message: ThreadGrid.ThreadSelected) -> None:
+        self._sync()
+
+    def on_thread_grid_phase_changed(self, message: ThreadGrid.PhaseChanged) -> None:
+        self._sync()
+
+    def _model(self, index: int) -> GridModel | None:
+        if index not in self._models:
+            run = self.runs[index]
+            self._models[index] = build(run) if getattr(run, "trace", None) is not None else None
+        return self._models[index]
+
+    def _sync(self) -> None:
+        grid = self.grid
+        model = grid.model
+        key = (model, grid.phase, grid.selected)
+        if key != self._synced:
+            self._synced = key
+            self.arrays.show(model, grid.phase, grid.selected)
+            self.detail.show(model, grid.selected, grid.phase)
+        self._header()
+
+    def _header(self) -> None:
+        header = self.query_one("#thread-pane-header", Static)
+        if not self.runs:
+            header.update(Text("no launch to show", no_wrap=True, overflow="ellipsis"))
+            return
+        narrow = self.has_class("-narrow")
+        run = self.runs[self.config_index]
+        name = getattr(run.config, "name", "") or ""
+        n = f"{self.config_index + 1}/{len(self.runs)}" if narrow else \
+            f"config {self.config_index + 1} of {len(self.runs)}:"
+        parts = [f"{n} {name}"]
+        model = self.grid.model
+        if model is None:
+            parts.append("no trace kept for this config")
+        else:
+            phase = self.grid.phase
+            parts.append(f"phase {phase}/{max(0, model.n_phases - 1)}")
+            tid = self.grid.selected
+            if tid is not None:
+                block, thread = model.where(tid)
+                if narrow:
+                    parts.append(f"t{fmt_dim(thread)} b{fmt_dim(block)}")
+                else:
+                    parts.append(f"thread {fmt_dim(thread)} of block {fmt_dim(block)}")
+                    parts.append(STATUS_TITLES[model.status(tid)])
+        text = Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
+        if not narrow:
+            text.append("    , . config   [ ] phase   p play", style="dim")
+        header.update(text)
+
+
+__all__ = ["ThreadPane"]
