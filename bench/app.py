@@ -93,11 +93,28 @@ def cold_start(rounds: int) -> None:
 
 # -- ctrl+r to the grid painted -------------------------------------------------------------------
 async def run_to_grid(repeats: int) -> None:
+    """From the run action (the key, once Textual has parsed it) to the first frame painted after
+    the thread grid received the runs. Marks come from the app's own callbacks, so the test
+    driver's waiting is not counted."""
     from textual.widgets import TextArea
 
-    from tutor.app.app import make_app
+    from tutor.app.app import TutorApp, make_app
+    from tutor.app.widgets.thread_pane import ThreadPane
     from tutor.puzzles import load_catalog
 
+    marks: dict = {}
+    original_run, original_show = TutorApp.action_run, ThreadPane.show_runs
+
+    def action_run(self):
+        marks["pressed"] = time.perf_counter()
+        original_run(self)
+
+    def show_runs(self, runs):
+        original_show(self, runs)
+        if runs:
+            self.app.call_after_refresh(lambda: marks.setdefault("painted", time.perf_counter()))
+
+    TutorApp.action_run, ThreadPane.show_runs = action_run, show_runs
     catalog = load_catalog()
     classic = [p for p in catalog.ordered() if p.track == "classic"]
     app = make_app(data_dir=tempfile.mkdtemp(), backend="sim", seed=1)
@@ -112,12 +129,11 @@ async def run_to_grid(repeats: int) -> None:
             samples = []
             for _ in range(repeats + 1):
                 app.last_result = None
-                t = time.perf_counter()
+                marks.clear()
                 await pilot.press("ctrl+r")
-                while app.last_result is None:
+                while "painted" not in marks or app.last_result is None:
                     await asyncio.sleep(0.001)
-                await pilot.pause()  # let the grid and the verdict paint
-                samples.append(time.perf_counter() - t)
+                samples.append(marks["painted"] - marks["pressed"])
                 assert app.last_result.verdict.passed
             rows.append((puzzle.id, statistics.median(samples[1:]) * 1000, min(samples[1:]) * 1000,
                          max(samples[1:]) * 1000, samples[0] * 1000))
@@ -129,7 +145,8 @@ async def run_to_grid(repeats: int) -> None:
     overall = statistics.median(r[1] for r in rows)
     print(f"  median over puzzles: {overall:.0f} ms; slowest {max(r[1] for r in rows):.0f} ms"
           f"  target < 150 ms: {'met' if overall < 150 else 'NOT met'}")
-    print("  (the first run of a new text pays the real compiler check once; the median runs reuse it)")
+    print("  (the grid paints with the simulator's verdict; the first run of a new text also waits for the\n"
+          "   real compiler in a second child before the verdict is final, not before the grid paints)")
 
 
 def main() -> None:

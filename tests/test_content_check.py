@@ -203,3 +203,11 @@ def test_content_check_reports_a_manifest_naming_a_missing_folder(content_copy):
     code, text = check(["map"])
     assert code == 1
     assert text.startswith("content: ") and "ghost" in text and "no folder" in text
+
+
+def test_a_code_block_without_a_language_is_a_defect():
+    from tutor.content_check import markdown_problems
+
+    problems = markdown_problems("# T\n\n```\nthreads: t0 t1\n```\n")
+    assert any("without a language" in p for p in problems)
+    assert markdown_problems("# T\n\n```text\nthreads: t0 t1\n```\n") == []

@@ -19,3 +19,8 @@ def test_engine_does_not_import_textual():
 def test_listing_puzzles_does_not_import_numba():
     mods = _modules_after("import tutor.cli\nfrom tutor.puzzles import load_catalog\nload_catalog()")
     assert "numba" not in mods and "litellm" not in mods
+
+
+def test_the_app_starts_without_numba_numpy_or_litellm():
+    mods = _modules_after("import tutor.app.app")
+    assert not {"numba", "numpy", "litellm"} & mods

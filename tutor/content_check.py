@@ -125,9 +125,12 @@ def markdown_problems(text: str, need_title: bool = True) -> list[str]:
         return ["is empty"]
     if need_title and not text.lstrip().startswith("#"):
         problems.append("does not start with a title line (`# ...`)")
-    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith("```"))
-    if fences % 2:
+    fences = [line.strip() for line in text.splitlines() if line.lstrip().startswith("```")]
+    if len(fences) % 2:
         problems.append("has an unclosed ``` code block")
+    if any(f == "```" for f in fences[0::2]):
+        # Without a language the app's Markdown guesses one, loading every lexer pygments has
+        problems.append("has a ``` code block without a language (write ```text for a picture)")
     try:
         from markdown_it import MarkdownIt  # what Textual's Markdown widget renders with
     except ImportError:

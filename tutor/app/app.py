@@ -124,7 +124,9 @@ class TutorApp(App):
             self.query_one(VerdictView).show_timings = False
         self.runner = Runner(self.backend, timeout=self._runner_timeout)
         self.compiler = Runner("sim", timeout=self._runner_timeout)
-        self._warm_runner()
+        # Start the children (numba's import takes both cores for a second) only once the first
+        # frame is on screen, so the app paints as fast as a bare one.
+        self.call_after_refresh(lambda: self.set_timer(0.2, self._warm_runner))
         self.set_interval(0.25, self._autosave_tick)
         self.load_puzzle(self.puzzle.id)
         for notice in self.store.notices:

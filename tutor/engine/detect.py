@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-import numpy as np
 
 from .trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
                     fmt_dim)
 from .verdict import Failure
+from ..lazy import lazy
+
+np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 
 MAX_DETAILS = 64
 

@@ -21,11 +21,12 @@ import math
 from dataclasses import dataclass
 from operator import itemgetter
 
-import numpy as np
-
 from . import detect
 from .trace import (ATOMIC, CONST, GLOBAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE,
                     Trace, fmt_dim)
+from ..lazy import lazy
+
+np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 
 # Lowest priority first: a thread's status is the last of these that applies to it.
 STATUSES = ("idle", "ok", "wrong", "raced", "out_of_bounds", "stopped")

@@ -18,7 +18,6 @@ import threading
 import time
 from pathlib import Path
 
-from .check import CheckResult
 from .child import HEADER, read_message, write_message  # noqa: F401 (read_message used by tests)
 from .verdict import Failure, Verdict
 
@@ -92,7 +91,7 @@ class Runner:
 
     # -- requests -------------------------------------------------------------------------------
     def check(self, puzzle: str, source: str, filename: str = "kernel.py", *, seed: int | None = None,
-              n_random: int = 3, keep_traces: bool = True, compile: bool = True) -> CheckResult:
+              n_random: int = 3, keep_traces: bool = True, compile: bool = True):
         request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
                    "n_random": n_random, "timeout": self.timeout, "content": self.content,
                    "keep_traces": keep_traces, "compile": compile}
@@ -100,6 +99,8 @@ class Runner:
             self._cancelled = False
             answer = self._ask(request)
         if isinstance(answer, Verdict):
+            from .check import CheckResult
+
             answer.puzzle = puzzle
             return CheckResult(answer)
         return answer

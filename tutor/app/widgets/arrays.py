@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Size
@@ -26,6 +25,9 @@ from textual.strip import Strip
 from ...engine.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, ArrayModel,
                                  GridModel, fmt_value)
 from ...engine.trace import fmt_dim
+from ...lazy import lazy
+
+np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 
 MAX_CELLS_1D = 128  # a longer 1-D array shows this many cells around the focus
 MAX_ROWS_2D = 16
