@@ -136,6 +136,10 @@ class Catalog:
     def ordered(self) -> list[Puzzle]:
         return [self.puzzles[p] for t in self.tracks for p in t.puzzles]
 
+    def ids(self) -> list[str]:
+        """The puzzle ids in order, without loading any puzzle."""
+        return [p for t in self.tracks for p in t.puzzles]
+
     def get(self, puzzle_id: str) -> Puzzle:
         try:
             return self.puzzles[puzzle_id]
@@ -144,12 +148,34 @@ class Catalog:
             raise KeyError(f"unknown puzzle '{puzzle_id}'; known puzzles: {known}") from None
 
 
-def load_catalog(root: Path | None = None) -> Catalog:
+class _OnDemand(dict):
+    """Puzzle folders read when first asked for: the app starts with one puzzle parsed, not all."""
+
+    def __init__(self, folders: dict):
+        super().__init__()
+        self._folders = folders
+
+    def __missing__(self, pid):
+        if pid not in self._folders:
+            raise KeyError(pid)
+        folder, track = self._folders[pid]
+        puzzle = self[pid] = load_puzzle(folder, track)
+        return puzzle
+
+    def __contains__(self, pid):
+        return pid in self._folders
+
+    def get(self, pid, default=None):
+        return self[pid] if pid in self._folders else default
+
+
+def load_catalog(root: Path | None = None, *, on_demand: bool = False) -> Catalog:
+    """Every puzzle, validated now; or, with on_demand, each when first used (the app's start)."""
     root = Path(root) if root else content_dir()
     manifest = root / "manifest.toml"
     data = _toml(manifest)
     tracks = []
-    puzzles = {}
+    folders = {}
     for n, raw in enumerate(data.get("tracks", [])):
         where = f"{manifest.name} tracks[{n}]"
         for key in ("id", "title", "puzzles"):
@@ -157,13 +183,15 @@ def load_catalog(root: Path | None = None) -> Catalog:
                 raise ContentError(f"{where}: missing key '{key}'")
         track = Track(raw["id"], raw["title"], raw.get("description", ""), list(raw["puzzles"]))
         for pid in track.puzzles:
-            if pid in puzzles:
+            if pid in folders:
                 raise ContentError(f"{where}: puzzle '{pid}' is listed twice in the manifest")
-            puzzles[pid] = load_puzzle(root / pid, track.id)
+            folders[pid] = (root / pid, track.id)
         tracks.append(track)
     if not tracks:
         raise ContentError(f"{manifest}: no [[tracks]] defined")
-    return Catalog(tracks, puzzles)
+    if on_demand:
+        return Catalog(tracks, _OnDemand(folders))
+    return Catalog(tracks, {pid: load_puzzle(folder, track) for pid, (folder, track) in folders.items()})
 
 
 def load_puzzle(folder: Path, track: str = "") -> Puzzle:

@@ -242,3 +242,61 @@ def test_code_a_gpu_would_reject_fails_even_when_the_simulator_is_happy(tmp_path
         assert not app.store.progress("map").solved
 
     run_app(check, tmp_path)
+
+
+def test_selecting_a_race_selects_its_thread_and_phases_step(tmp_path):
+    from tutor.app.widgets.thread_pane import ThreadPane
+
+    async def check(app, pilot):
+        app.load_puzzle("dot")
+        app.query_one("#editor", TextArea).load_text(RACY_DOT)
+        failure = (await run_kernel(app, pilot)).verdict.failures[0]
+        app.query_one(VerdictView).focus()
+        await pilot.press("enter")
+        await pilot.pause(0.1)
+        pane = app.query_one(ThreadPane)
+        assert pane.grid.selected == pane.model.tid_of(failure.block, failure.thread)
+        assert pane.model.status(pane.grid.selected) == "raced"
+
+    run_app(check, tmp_path)
+
+
+def test_phases_step_forward_and_back_in_the_grid(tmp_path, catalog):
+    from tutor.app.widgets.thread_pane import ThreadPane
+
+    async def check(app, pilot):
+        app.load_puzzle("dot")
+        app.query_one("#editor", TextArea).load_text(catalog.get("dot").reference)
+        await run_kernel(app, pilot)
+        pane = app.query_one(ThreadPane)
+        assert pane.model.n_phases == 2
+        pane.grid.focus()
+        assert pane.grid.phase == 0
+        await pilot.press("right_square_bracket")
+        assert pane.grid.phase == 1
+        await pilot.press("left_square_bracket")
+        assert pane.grid.phase == 0
+
+    run_app(check, tmp_path)
+
+
+def test_watch_mode_runs_after_typing_stops(tmp_path):
+    async def check(app, pilot):
+        await pilot.press("ctrl+w")
+        assert app.watching and "watch on" in app.sub_title
+        editor = app.query_one("#editor", TextArea)
+        editor.move_cursor(editor.document.end)
+        app.last_result = None
+        await pilot.press("x")
+        assert app.last_result is None  # not at once: it waits for typing to stop
+        await wait_for_result(app, pilot)
+
+    run_app(check, tmp_path)
+
+
+def test_the_palette_offers_every_bound_action():
+    from tutor.app.app import TutorApp
+    from tutor.app.commands import ACTIONS
+
+    offered = {action for _, action, _ in ACTIONS}
+    assert {b.action for b in TutorApp.BINDINGS} <= offered

@@ -84,7 +84,7 @@ class TutorApp(App):
         super().__init__()
         self.seed = seed  # fixed only for repeatable screenshots and tests; learners get fresh values
         self.repeatable = repeatable  # screenshots: no timings, no blinking cursor
-        self.catalog = catalog or load_catalog()
+        self.catalog = catalog or load_catalog(on_demand=True)
         self.store = store or Store()
         self.set_reactive(TutorApp.backend, backend or default_backend())
         self._runner_timeout = runner_timeout
@@ -94,7 +94,7 @@ class TutorApp(App):
         self.autosaver = Autosaver(self.store.save_code)
         start = puzzle or self.store.last_puzzle
         if start not in self.catalog.puzzles:
-            start = self.catalog.ordered()[0].id
+            start = self.catalog.ids()[0]
         self.puzzle: Puzzle = self.catalog.get(start)
         self._generation = 0
         self._running_since: float | None = None
@@ -105,8 +105,6 @@ class TutorApp(App):
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
-        yield Tabs(Tab("Lesson", id="tab-lesson"), Tab("Code", id="tab-code"), Tab("Threads", id="tab-threads"),
-                   id="switcher", active="tab-code")
         with Horizontal(id="main"):
             with Vertical(id="lesson-pane", classes="pane"):
                 with VerticalScroll(id="lesson-scroll"):
@@ -129,6 +127,7 @@ class TutorApp(App):
         self.call_after_refresh(lambda: self.set_timer(0.2, self._warm_runner))
         self.set_interval(0.25, self._autosave_tick)
         self.load_puzzle(self.puzzle.id)
+        self.query_one("#editor", TextArea).focus()
         for notice in self.store.notices:
             self.notify(notice, severity="warning", timeout=10)
         self._apply_width(self.size.width)
@@ -150,7 +149,18 @@ class TutorApp(App):
         narrow = width < NARROW
         self.screen.set_class(narrow, "-narrow")
         if narrow:
-            self._show_pane(self.query_one("#switcher", Tabs).active or "tab-code")
+            switcher = self._switcher()
+            self._show_pane(switcher.active or "tab-code")
+
+    def _switcher(self) -> Tabs:
+        """The pane tabs of a small terminal, made the first time the terminal is small."""
+        found = self.query("#switcher")
+        if found:
+            return found.first(Tabs)
+        tabs = Tabs(Tab("Lesson", id="tab-lesson"), Tab("Code", id="tab-code"), Tab("Threads", id="tab-threads"),
+                    id="switcher", active="tab-code")
+        self.screen.mount(tabs, before=self.query_one("#main"))
+        return tabs
 
     def _show_pane(self, tab_id: str) -> None:
         for pane, tab in (("lesson-pane", "tab-lesson"), ("code-pane", "tab-code"), ("threads", "tab-threads")):
@@ -162,7 +172,8 @@ class TutorApp(App):
             self._show_pane(event.tab.id)
 
     def action_next_pane(self) -> None:
-        self.query_one("#switcher", Tabs).action_next_tab()
+        if self.screen.has_class("-narrow"):
+            self._switcher().action_next_tab()
 
     # -- puzzles --------------------------------------------------------------------------------
     def load_puzzle(self, puzzle_id: str) -> None:
@@ -187,16 +198,16 @@ class TutorApp(App):
         return text
 
     def _update_titles(self) -> None:
-        ordered = self.catalog.ordered()
-        n = [p.id for p in ordered].index(self.puzzle.id) + 1
-        solved = self.store.solved_count([p.id for p in ordered])
+        ids = self.catalog.ids()
+        n = ids.index(self.puzzle.id) + 1
+        solved = self.store.solved_count(ids)
         mark = " (solved)" if self.store.progress(self.puzzle.id).solved else ""
-        self.title = f"gpu-tutor · {n}/{len(ordered)} {self.puzzle.title}{mark}"
+        self.title = f"gpu-tutor · {n}/{len(ids)} {self.puzzle.title}{mark}"
         watch = " · watch on" if self.watching else ""
-        self.sub_title = f"backend: {self.backend}{watch} · {solved}/{len(ordered)} solved"
+        self.sub_title = f"backend: {self.backend}{watch} · {solved}/{len(ids)} solved"
 
     def _neighbour(self, step: int) -> str | None:
-        ids = [p.id for p in self.catalog.ordered()]
+        ids = self.catalog.ids()
         i = ids.index(self.puzzle.id) + step
         return ids[i] if 0 <= i < len(ids) else None
 
@@ -382,7 +393,7 @@ class TutorApp(App):
         if failure.thread is not None:
             self.query_one(ThreadPane).select(failure.block, failure.thread, config=failure.config)
         if self.screen.has_class("-narrow"):
-            self.query_one("#switcher", Tabs).active = "tab-code"
+            self._switcher().active = "tab-code"
         editor.focus()
 
     # -- shutting down --------------------------------------------------------------------------

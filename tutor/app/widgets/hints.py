@@ -34,7 +34,6 @@ class HintsPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("Hints: press ctrl+h (or h outside the editor) for a nudge.", id="hints-title")
-        yield Markdown("", id="hints-text")
 
     def show_puzzle(self, puzzle, already_shown: int) -> None:
         self._hints = list(puzzle.hints)
@@ -57,5 +56,12 @@ class HintsPanel(Vertical):
         title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · ctrl+h for the next" if left else "")
                  if self.shown else "Hints: press ctrl+h (or h outside the editor) for a nudge.")
         self.query_one("#hints-title", Static).update(title)
-        self.query_one("#hints-text", Markdown).update("\n\n".join(parts))
-        self.query_one("#hints-text").display = bool(parts)
+        found = self.query("#hints-text")
+        if not parts and not found:
+            return  # no Markdown widget until there is a hint to show: it is costly to build
+        text = found.first(Markdown) if found else None
+        if text is None:
+            text = Markdown(id="hints-text")
+            self.mount(text)
+        text.update("\n\n".join(parts))
+        text.display = bool(parts)
