@@ -68,7 +68,7 @@ def _compile(source, filename, signature, arg_types):
     except Exception as e:
         line, message = trim_numba_error(str(e), filename, source)
         return Failure(kind="compile_error",
-                       message=(f"Numba cannot compile this kernel for a GPU"
+                       message=("Numba cannot compile this kernel for a GPU"
                                 + (f" (line {line})" if line else "") + f": {message}"),
                        line=line)
     return None

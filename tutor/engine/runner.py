@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from .child import HEADER, read_message, write_message  # noqa: F401 (read_message used by tests)
+from .child import HEADER, write_message
 from .verdict import Failure, Verdict
 
 BACKENDS = ("sim", "gpu", "numba-sim")

@@ -121,7 +121,6 @@ class Launch:
         if isinstance(value, np.ndarray):
             data = value.ravel().tolist()
             shape = value.shape
-            strides = _c_strides(shape)
             aid = len(self.trace.arrays)
             dtype = _dtype_name(value.dtype)
             self.trace.arrays.append(ArrayInfo(aid, name, GLOBAL, tuple(shape), dtype, initial=list(data)))

@@ -16,15 +16,11 @@ from __future__ import annotations
 
 import math
 
-from rich.segment import Segment
-from rich.style import Style
-from textual.geometry import Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 
 from ...engine.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, ArrayModel,
                                  GridModel, fmt_value)
 from ...engine.trace import fmt_dim
+from .styled_lines import StyledLines
 from ...lazy import lazy
 
 np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
@@ -42,7 +38,7 @@ _MARK_CLASS = {
 }
 
 
-class ArrayView(ScrollView, can_focus=True):
+class ArrayView(StyledLines, can_focus=True):
     """Inputs, the selected block's shared memory and the output, at one phase."""
 
     COMPONENT_CLASSES = {
@@ -76,8 +72,6 @@ class ArrayView(ScrollView, can_focus=True):
         self.model: GridModel | None = None
         self.phase = 0
         self.selected: int | None = None
-        self._lines: list[list[tuple[str, str | None]]] = []  # (text, component class)
-        self._strips: dict[int, Strip] = {}
         self._built_width = -1
 
     def show(self, model: GridModel | None, phase: int = 0, selected_tid: int | None = None) -> None:
@@ -87,18 +81,10 @@ class ArrayView(ScrollView, can_focus=True):
         self.selected = selected_tid
         self._rebuild()
 
-    def lines_text(self) -> list[str]:
-        """The plain text of every line (for tests and copying)."""
-        return ["".join(text for text, _ in line) for line in self._lines]
-
     # -- building ---------------------------------------------------------------------------------
     def on_resize(self, event) -> None:
         if self._width_for_layout() != self._built_width:
             self._rebuild()
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._strips.clear()
 
     def _width_for_layout(self) -> int:
         return max(self.scrollable_content_region.width or self.size.width, 20)
@@ -121,9 +107,7 @@ class ArrayView(ScrollView, can_focus=True):
             for info in arrays:
                 self._lines.append([])
                 self._array(info)
-        width = max((sum(len(t) for t, _ in line) for line in self._lines), default=0)
-        self.virtual_size = Size(width, len(self._lines))
-        self.refresh()
+        self.set_lines(self._lines)
 
     def _legend(self) -> None:
         who = "this thread"
@@ -224,25 +208,6 @@ class ArrayView(ScrollView, can_focus=True):
                 line.append((t.rjust(w), comp))
             self._lines.append(line)
 
-    # -- drawing ----------------------------------------------------------------------------------
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        line = scroll_y + y
-        base = self.rich_style
-        strip = self._strips.get(line)
-        if strip is None:
-            strip = self._render_full_line(line, base)
-            self._strips[line] = strip
-        return strip.crop_extend(scroll_x, scroll_x + self.size.width, base)
-
-    def _render_full_line(self, line: int, base: Style) -> Strip:
-        if line >= len(self._lines):
-            return Strip.blank(0, base)
-        segments = []
-        for text, comp in self._lines[line]:
-            style = self.get_component_rich_style(comp) if comp else base
-            segments.append(Segment(text, style))
-        return Strip(segments)
 
 
 def fmt_row(shape: tuple, row: int) -> str:

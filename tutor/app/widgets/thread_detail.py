@@ -13,19 +13,15 @@ thousands of accesses.
 
 from __future__ import annotations
 
-from rich.segment import Segment
-from rich.style import Style
-from textual.geometry import Size
-from textual.scroll_view import ScrollView
-from textual.strip import Strip
 
 from ...engine.gridmodel import STATUS_TITLES, GridModel, fmt_value
 from ...engine.trace import fmt_dim
+from .styled_lines import StyledLines
 
 MAX_ROWS = 5000
 
 
-class ThreadDetail(ScrollView, can_focus=True):
+class ThreadDetail(StyledLines, can_focus=True):
     """The selected thread's accesses, the current phase's rows emphasised."""
 
     COMPONENT_CLASSES = {
@@ -57,8 +53,6 @@ class ThreadDetail(ScrollView, can_focus=True):
         self.model: GridModel | None = None
         self.selected: int | None = None
         self.phase = 0
-        self._lines: list[list[tuple[str, str | None]]] = []
-        self._strips: dict[int, Strip] = {}
         self._first_current: int | None = None
 
     def show(self, model: GridModel | None, selected_tid: int | None, phase: int = 0) -> None:
@@ -71,20 +65,12 @@ class ThreadDetail(ScrollView, can_focus=True):
         if moved:
             self._scroll_to_current()
 
-    def lines_text(self) -> list[str]:
-        """The plain text of every line (for tests and copying)."""
-        return ["".join(text for text, _ in line) for line in self._lines]
-
     def current_rows(self) -> list[str]:
         """The plain text of the emphasised rows: the accesses of the phase on show."""
         return ["".join(t for t, _ in line) for line in self._lines
                 if any(c == "threaddetail--current" for _, c in line)]
 
     # -- building ---------------------------------------------------------------------------------
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._strips.clear()
-
     def _rebuild(self) -> None:
         self._lines = []
         self._strips.clear()
@@ -94,9 +80,7 @@ class ThreadDetail(ScrollView, can_focus=True):
             self._lines.append([("no thread selected", "threaddetail--note")])
         else:
             self._build(m, tid)
-        width = max((sum(len(t) for t, _ in line) for line in self._lines), default=0)
-        self.virtual_size = Size(width, len(self._lines))
-        self.refresh()
+        self.set_lines(self._lines)
 
     def _build(self, m: GridModel, tid: int) -> None:
         block, thread = m.where(tid)
@@ -158,25 +142,6 @@ class ThreadDetail(ScrollView, can_focus=True):
         if height and not (self.scroll_y <= y < self.scroll_y + height - 1):
             self.scroll_to(y=max(0, y - 1), animate=False, immediate=True)
 
-    # -- drawing ----------------------------------------------------------------------------------
-    def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        line = scroll_y + y
-        base = self.rich_style
-        strip = self._strips.get(line)
-        if strip is None:
-            strip = self._render_full_line(line, base)
-            self._strips[line] = strip
-        return strip.crop_extend(scroll_x, scroll_x + self.size.width, base)
-
-    def _render_full_line(self, line: int, base: Style) -> Strip:
-        if line >= len(self._lines):
-            return Strip.blank(0, base)
-        segments = []
-        for text, comp in self._lines[line]:
-            style = self.get_component_rich_style(comp) if comp else base
-            segments.append(Segment(text, style))
-        return Strip(segments)
 
 
 __all__ = ["ThreadDetail"]
