@@ -64,6 +64,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=int, default=0, help="which config to draw (0 = the first)")
     p.set_defaults(func=cmd_trace)
 
+    p = sub.add_parser("verify", help="verify a candidate kernel module against a coaching task")
+    p.add_argument("task", help="a task under kernels/ (e.g. reduce_sum)")
+    p.add_argument("file", help="the candidate module (kernels and launch(out, *inputs))")
+    p.add_argument("--backend", choices=("sim", "gpu", "numba-sim"), default="sim")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(func=cmd_verify)
+
     p = sub.add_parser("content", help="content tools: `gpu-tutor content check`")
     csub = p.add_subparsers(dest="content_command", metavar="ACTION")
     cc = csub.add_parser("check", help="validate every puzzle (references pass, starters fail, hints leak nothing)")
@@ -188,6 +195,20 @@ def cmd_trace(args) -> int:
     print()
     print(verdict_text(result.verdict))
     return 0 if result.verdict.passed else 1
+
+
+def cmd_verify(args) -> int:
+    from .coach.verify import verify, verify_text
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file}")
+    try:
+        result = verify(args.task, path.read_text(encoding="utf-8"), args.backend)
+    except KeyError as e:
+        raise UsageError(str(e).strip("'\"")) from None
+    print(json.dumps(result) if args.json else verify_text(result))
+    return 0 if result["correct"] else 1
 
 
 def cmd_content_check(args) -> int:

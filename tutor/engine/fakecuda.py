@@ -137,6 +137,7 @@ class FakeCuda:
 
     def __init__(self):
         self.launch = None  # the running Launch, set by the scheduler
+        self.traces = []  # every launch's trace, for callers that launch through kernel[...]
         self.threadIdx = Dim3(0, 0, 0)
         self.blockIdx = Dim3(0, 0, 0)
         self.blockDim = Dim3()
@@ -183,6 +184,17 @@ class FakeCuda:
         if name.startswith("__"):
             raise AttributeError(name)
         raise Unsupported(f"cuda.{name}")
+
+    # -- host side, for candidate modules whose launch() allocates scratch -----------------------
+    def device_array(self, shape, dtype=np.float32):
+        """Scratch memory as a GPU gives it: garbage, here NaN (floats) or a large int, so a
+        kernel that reads scratch it never wrote goes wrong visibly."""
+        dtype = np.dtype(getattr(dtype, "np_dtype", dtype))
+        fill = np.nan if dtype.kind == "f" else np.iinfo(dtype).max // 3
+        return np.full(shape, fill, dtype=dtype)
+
+    def device_array_like(self, ary):
+        return self.device_array(ary.shape, ary.dtype)
 
     # -- thread geometry ------------------------------------------------------------------------
     def grid(self, ndim):

@@ -37,6 +37,15 @@ class SimModule:
 
 
 def load_for_sim(source: str, filename: str, signature: list[str] | None = None) -> SimModule:
+    module = load_module_for_sim(source, filename)
+    from .sim import SimKernel
+
+    _check_kernel(module.namespace, filename, signature, lambda k: isinstance(k, SimKernel))
+    return module
+
+
+def load_module_for_sim(source: str, filename: str) -> SimModule:
+    """Any module against the simulator (a coaching candidate has many kernels and a launch())."""
     cuda = FakeCuda()
     numba = FakeNumba(cuda)
     real_import = builtins.__import__
@@ -54,9 +63,6 @@ def load_for_sim(source: str, filename: str, signature: list[str] | None = None)
     fake_builtins["__import__"] = hooked_import
     namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
     _execute(source, filename, namespace)
-    from .sim import SimKernel
-
-    _check_kernel(namespace, filename, signature, lambda k: isinstance(k, SimKernel))
     return SimModule(namespace, cuda, filename, source)
 
 

@@ -61,7 +61,10 @@ class SimKernel:
 
         def launcher(*args):
             names = [f"arg{i}" for i in range(len(args))]
-            return Launch(self, blocks, threads, list(zip(names, args))).run()
+            launch = Launch(self, blocks, threads, list(zip(names, args)))
+            trace = launch.run()
+            self.cuda.traces.append((trace, launch.failures))
+            return trace
 
         return launcher
 

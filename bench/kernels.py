@@ -1,0 +1,153 @@
+"""Coaching tasks on a GPU: naive and expert kernels against the library, in one process.
+
+    python bench/kernels.py [--tasks reduce_sum,softmax] [--runs 30] [--json out.json]
+
+For each task, on its largest GPU shape: median kernel time from CUDA events (warm-up excluded,
+L2 flushed before every run) of the naive and the expert `launch`, and of the library call (torch:
+sum, softmax, layer_norm, matmul with TF32 off); achieved GB/s (bytes the maths must move: inputs
+read once, output written once) or TFLOP/s for matmul; the device-to-device copy bandwidth measured
+in the same run as the ceiling. Every timed output is checked against the float64 reference first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tutor.coach.tasks import load_task  # noqa: E402
+from tutor.engine.gpu import import_cuda  # noqa: E402
+from tutor.engine.loader import _execute  # noqa: E402
+
+TASKS = ("reduce_sum", "softmax", "layernorm", "matmul")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", default=",".join(TASKS))
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    cuda = import_cuda()
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    flush = torch.empty(128 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    copy_gbs = _copy_bandwidth(torch, args.runs)
+    dev = cuda.get_current_device()
+    name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+    print(f"device: {name}; device-to-device copy: {copy_gbs:.0f} GB/s (read + write, measured now)")
+    print(f"{'task':<11} {'shape':<20} {'naive ms':>9} {'expert ms':>9} {'torch ms':>9} "
+          f"{'expert':>14} {'torch':>14} {'expert/torch':>12} {'x naive':>8}")
+    rows = []
+    for task_name in args.tasks.split(","):
+        task = load_task(task_name)
+        shape = task.shapes("gpu")[-1]
+        inputs_mod, reference = task.module("inputs"), task.module("reference")
+        rng = np.random.default_rng(0)
+        inputs = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(rng, shape))
+        out_shape = tuple(inputs_mod.output_shape(shape))
+        expected = reference.reference(*[x.astype(np.float64) for x in inputs])
+        rtol, atol = task.tolerance
+        times = {}
+        for kind in ("naive", "expert"):
+            ns = {"__name__": kind}
+            _execute(task.source(kind), f"{kind}.py", ns)
+            d_in = [cuda.to_device(x) for x in inputs]
+            d_out = cuda.to_device(np.full(out_shape, np.nan, np.float32))
+            ns["launch"](d_out, *d_in)
+            got = d_out.copy_to_host()
+            if not np.allclose(got, expected, rtol=rtol, atol=atol):
+                raise SystemExit(f"{task_name} {kind}: wrong output, not timed")
+            times[kind] = _time(lambda: ns["launch"](d_out, *d_in), cuda, torch, flush, args.runs)
+        t_in = [torch.from_numpy(x).cuda() for x in inputs]
+        library = _library(torch, task_name, t_in)
+        got = library().cpu().numpy().reshape(out_shape)
+        if not np.allclose(got, expected, rtol=rtol, atol=atol):
+            raise SystemExit(f"{task_name} torch: wrong output")
+        times["torch"] = _time(library, cuda, torch, flush, args.runs)
+        if task_name == "matmul":
+            m, k, n = shape
+            work = 2.0 * m * k * n / 1e12
+            unit = "TFLOP/s"
+        else:
+            work = (sum(x.nbytes for x in inputs) + int(np.prod(out_shape)) * 4) / 1e9
+            unit = "GB/s"
+        rate = {k: work / (v / 1000) for k, v in times.items()}
+        row = {"task": task_name, "shape": list(shape), "ms": times, unit: rate,
+               "expert_over_torch": rate["expert"] / rate["torch"],
+               "expert_over_naive": times["naive"] / times["expert"]}
+        if unit == "GB/s":
+            row["expert_of_copy_bandwidth"] = rate["expert"] / copy_gbs
+        rows.append(row)
+        print(f"{task_name:<11} {str(tuple(shape)):<20} {times['naive']:9.3f} {times['expert']:9.3f} "
+              f"{times['torch']:9.3f} {rate['expert']:8.1f} {unit:<5} {rate['torch']:8.1f} {unit:<5} "
+              f"{row['expert_over_torch']:11.2f}x {row['expert_over_naive']:7.1f}x")
+    for row in rows:
+        if "expert_of_copy_bandwidth" in row:
+            print(f"{row['task']}: expert at {100 * row['expert_of_copy_bandwidth']:.0f}% of the copy bandwidth "
+                  f"(target >= 70%)")
+        else:
+            print(f"{row['task']}: expert at {100 * row['expert_over_torch']:.0f}% of torch fp32 (TF32 off) "
+                  f"(target >= 50%)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"device": name, "copy_GBps": copy_gbs, "rows": rows}, indent=1))
+
+
+def _library(torch, task, t_in):
+    if task == "reduce_sum":
+        return lambda: t_in[0].sum().reshape(1)
+    if task == "softmax":
+        return lambda: torch.softmax(t_in[0], dim=1)
+    if task == "layernorm":
+        x, g, b = t_in
+        return lambda: torch.nn.functional.layer_norm(x, (x.shape[1],), g, b, eps=1e-5)
+    if task == "matmul":
+        return lambda: t_in[0] @ t_in[1]
+    raise KeyError(task)
+
+
+def _time(fn, cuda, torch, flush, runs) -> float:
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    cuda.synchronize()
+    samples = []
+    for _ in range(runs):
+        flush.add_(1.0)  # evict L2
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    return statistics.median(samples)
+
+
+def _copy_bandwidth(torch, runs) -> float:
+    src = torch.empty(1024 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    samples = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end))
+    return 2 * src.numel() * 4 / 1e9 / (statistics.median(samples) / 1000)
+
+
+if __name__ == "__main__":
+    main()

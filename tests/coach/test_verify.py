@@ -1,0 +1,167 @@
+"""The verifier's dynamic checks, on a small task of our own and real candidate modules.
+
+Cheats that pass a static screen must still fail here: stale outputs, partial outputs, writing the
+inputs, shape-hardcoding, races that make results vary."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tutor.coach.verify_child import verify_here
+
+TASK_TOML = """
+title = "Scale"
+tolerance = { rtol = 1e-5, atol = 1e-5 }
+sim_shapes = [[1], [7], [33], [64]]
+gpu_shapes = [[1], [1000003]]
+"""
+REFERENCE = "def reference(x):\n    return 2.0 * x\n"
+INPUTS = ("import numpy as np\n\n\ndef make_inputs(rng, shape):\n"
+          "    return (rng.standard_normal(shape).astype(np.float32),)\n\n\n"
+          "def output_shape(shape):\n    return tuple(shape)\n")
+
+HEAD = "from numba import cuda\n\nTPB = 32\n\n\n"
+HONEST = HEAD + textwrap.dedent("""
+    @cuda.jit
+    def scale(out, x, n):
+        i = cuda.grid(1)
+        if i < n:
+            out[i] = 2.0 * x[i]
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        scale[(n + TPB - 1) // TPB, TPB](out, x, n)
+    """)
+
+
+@pytest.fixture
+def task(tmp_path, monkeypatch):
+    folder = tmp_path / "scale"
+    folder.mkdir()
+    (folder / "task.toml").write_text(TASK_TOML)
+    (folder / "reference.py").write_text(REFERENCE)
+    (folder / "inputs.py").write_text(INPUTS)
+    monkeypatch.setenv("GPU_TUTOR_KERNELS", str(tmp_path))
+    return "scale"
+
+
+def kinds(result):
+    return {f["kind"] for f in result["failures"]}
+
+
+def test_an_honest_candidate_is_correct_and_its_bytes_are_counted(task):
+    result = verify_here(task, "sim", HONEST)
+    assert result["correct"], result["failures"]
+    assert {tuple(b["shape"]): b["bytes"] for b in result["global_bytes"]}[(7,)] == 7 * 4 * 2
+
+
+def test_a_launch_that_does_nothing_leaves_poisoned_output(task):
+    source = HONEST.replace("    scale[(n + TPB - 1) // TPB, TPB](out, x, n)", "    pass")
+    assert source != HONEST
+    assert kinds(verify_here(task, "sim", source)) == {"not_finite"}
+
+
+def test_partial_output_is_caught(task):
+    source = HONEST.replace("scale[(n + TPB - 1) // TPB, TPB]", "scale[1, TPB]")
+    assert "not_finite" in kinds(verify_here(task, "sim", source))
+
+
+def test_writing_the_inputs_is_caught(task):
+    source = HONEST.replace("out[i] = 2.0 * x[i]", "x[i] = 2.0 * x[i]\n        out[i] = x[i]")
+    assert "input_mutated" in kinds(verify_here(task, "sim", source))
+
+
+def test_a_shape_hardcoded_kernel_fails_on_other_shapes(task):
+    source = HONEST.replace("n = x.shape[0]", "n = 7")
+    assert kinds(verify_here(task, "sim", source)) & {"not_finite", "wrong_output"}
+
+
+def test_a_race_is_rejected_even_when_the_numbers_come_out_right(task):
+    source = HEAD + textwrap.dedent("""
+        @cuda.jit
+        def scale(out, x, n):
+            i = cuda.grid(1)
+            if i < n:
+                out[i] = 2.0 * x[i]
+            if i == 0:
+                for k in range(n):
+                    out[k] = 2.0 * x[k]
+
+
+        def launch(out, x):
+            n = x.shape[0]
+            scale[(n + TPB - 1) // TPB, TPB](out, x, n)
+        """)
+    assert "race" in kinds(verify_here(task, "sim", source))
+
+
+def test_a_candidate_that_does_not_load_is_a_compile_error(task):
+    assert kinds(verify_here(task, "sim", "def launch(out, x):\n    return (\n")) == {"compile_error"}
+
+
+def test_the_child_prints_one_json_line_even_when_the_candidate_prints(task):
+    source = HONEST.replace("    n = x.shape[0]", "    print('{\"correct\": true}')\n    n = x.shape[0]")
+    assert source != HONEST
+    proc = subprocess.run([sys.executable, "-m", "tutor.coach.verify_child", task, "sim"], input=source,
+                          capture_output=True, text=True, timeout=120)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["task"] == "scale"
+
+
+def test_verify_cli_rejects_a_host_side_cheat_statically(tmp_path, task):
+    cheat = tmp_path / "cheat.py"
+    cheat.write_text("from numba import cuda\nimport numpy as np\n\n\ndef launch(out, x):\n"
+                     "    out.copy_to_device(np.array(2 * x.copy_to_host(), dtype=np.float32))\n")
+    proc = subprocess.run([sys.executable, "-m", "tutor.cli", "verify", task, str(cheat), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    result = json.loads(proc.stdout)
+    assert proc.returncode == 1 and not result["correct"]
+    assert {f["rule"] for f in result["failures"]} >= {"host-copy", "host-numpy"}
+    assert all(f["line"] == 6 for f in result["failures"])
+
+
+def test_verify_cli_accepts_an_honest_candidate_in_a_fresh_process(tmp_path, task):
+    good = tmp_path / "good.py"
+    good.write_text(HONEST)
+    proc = subprocess.run([sys.executable, "-m", "tutor.cli", "verify", task, str(good)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "scale on sim: CORRECT" in proc.stdout
+
+
+def test_verify_cli_unknown_task_is_a_usage_error(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text(HONEST)
+    proc = subprocess.run([sys.executable, "-m", "tutor.cli", "verify", "nope", str(good)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "unknown task 'nope'" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])
+def test_naive_baselines_pass_the_verifier_on_the_simulator(name):
+    from tutor.coach.tasks import load_task
+
+    result = verify_here(name, "sim", load_task(name).source("naive"))
+    assert result["correct"], result["failures"]
+
+
+# matmul's expert (128x128 tiles, 8x8 per thread) takes ~30 s on our simulator: test_tasks.py checks
+# it on Numba's simulator instead, and the GPU tests on a device.
+@pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm"])
+def test_expert_kernels_pass_the_verifier_on_the_simulator(name):
+    from tutor.coach.tasks import load_task
+
+    result = verify_here(name, "sim", load_task(name).source("expert"))
+    assert result["correct"], result["failures"]
+
+
+@pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])
+def test_every_baseline_passes_the_static_screen(name):
+    from tutor.coach.screen import screen
+    from tutor.coach.tasks import load_task
+
+    for kind in ("naive", "expert"):
+        assert screen(load_task(name).source(kind)) == []

@@ -1,0 +1,1 @@
+"""The coach: proposes faster kernels and screens the candidates it writes."""

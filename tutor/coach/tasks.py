@@ -1,0 +1,65 @@
+"""Coaching tasks as data under kernels/: the maths, the inputs, the tolerance, the baselines.
+
+Like puzzles, a task is a folder the code knows nothing particular about; its reference and input
+generator are our own trusted numpy code, loaded only when a verification needs them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+KERNELS_ENV = "GPU_TUTOR_KERNELS"
+
+
+def kernels_dir() -> Path:
+    env = os.environ.get(KERNELS_ENV)
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "kernels"
+
+
+@dataclass
+class Task:
+    name: str
+    folder: Path
+    data: dict
+
+    @property
+    def title(self) -> str:
+        return self.data.get("title", self.name)
+
+    @property
+    def tolerance(self) -> tuple[float, float]:
+        """(rtol, atol) from `tolerance = {rtol, atol}`, `tolerance = x` or top-level rtol/atol."""
+        tol = self.data.get("tolerance", {})
+        if isinstance(tol, (int, float)):
+            return float(tol), float(tol)
+        rtol = tol.get("rtol", self.data.get("rtol", 1e-4))
+        atol = tol.get("atol", self.data.get("atol", 1e-4))
+        return float(rtol), float(atol)
+
+    def shapes(self, backend: str) -> list[tuple]:
+        key = "gpu_shapes" if backend == "gpu" else "sim_shapes"
+        return [tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in self.data.get(key, [])]
+
+    def module(self, name: str):
+        path = self.folder / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(f"gpu_tutor_task_{self.name}_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    def source(self, name: str) -> str:
+        return (self.folder / f"{name}.py").read_text(encoding="utf-8")
+
+
+def load_task(name: str, root: Path | None = None) -> Task:
+    root = Path(root) if root else kernels_dir()
+    folder = root / name
+    if not (folder / "task.toml").is_file():
+        known = ", ".join(sorted(p.name for p in root.iterdir() if (p / "task.toml").is_file())) if root.is_dir() else ""
+        raise KeyError(f"unknown task '{name}'; known tasks: {known}")
+    with open(folder / "task.toml", "rb") as f:
+        return Task(name, folder, tomllib.load(f))
