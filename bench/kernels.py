@@ -50,7 +50,7 @@ def main() -> None:
     rows = []
     for task_name in args.tasks.split(","):
         task = load_task(task_name)
-        shape = task.shapes("gpu")[-1]
+        shape = task.largest_shape("gpu")
         inputs_mod, reference = task.module("inputs"), task.module("reference")
         rng = np.random.default_rng(0)
         inputs = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(rng, shape))

@@ -44,6 +44,12 @@ class Task:
         key = "gpu_shapes" if backend == "gpu" else "sim_shapes"
         return [tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in self.data.get(key, [])]
 
+    def largest_shape(self, backend: str = "gpu") -> tuple:
+        """The shape with the most elements: where timing means bandwidth, not launch overhead."""
+        import math
+
+        return max(self.shapes(backend), key=math.prod)
+
     def module(self, name: str):
         path = self.folder / f"{name}.py"
         spec = importlib.util.spec_from_file_location(f"gpu_tutor_task_{self.name}_{name}", path)
