@@ -1,5 +1,4 @@
 import numba
-import numpy
 from numba import cuda
 
 TPB = 256          # threads per block (power of two for the tree)
@@ -8,8 +7,16 @@ MAX_BLOCKS = 1056  # 132 SMs x 8 resident blocks of 256 threads on an H100/H200
 
 
 @cuda.jit
-def block_sums(partials, x, n):
-    # Each block writes the sum of its grid-stride share of x to partials[blockIdx.x].
+def zero(out):
+    # out arrives with garbage in it (the verifier poisons it with NaN): start the total at 0.
+    if cuda.grid(1) == 0:
+        out[0] = 0.0
+
+
+@cuda.jit
+def block_sums(out, x, n):
+    # Each block adds the sum of its grid-stride share of x into out[0]: one atomic per block,
+    # no scratch to allocate, no second pass.
     cache = cuda.shared.array(TPB, numba.float32)
     tid = cuda.threadIdx.x
     stride = cuda.gridDim.x * TPB
@@ -36,15 +43,11 @@ def block_sums(partials, x, n):
         cuda.syncthreads()
         s //= 2
     if tid == 0:
-        partials[cuda.blockIdx.x] = cache[0]
+        cuda.atomic.add(out, 0, cache[0])
 
 
 def launch(out, x):
     n = x.shape[0]
     blocks = min(MAX_BLOCKS, max(1, (n + TPB * UNROLL - 1) // (TPB * UNROLL)))
-    if blocks == 1:
-        block_sums[1, TPB](out, x, n)
-    else:
-        partials = cuda.device_array((blocks,), numpy.float32)
-        block_sums[blocks, TPB](partials, x, n)
-        block_sums[1, TPB](out, partials, blocks)
+    zero[1, 32](out)
+    block_sums[blocks, TPB](out, x, n)

@@ -110,7 +110,7 @@ def _signatures():
     f1, f2, i64 = numba.float32[::1], numba.float32[:, ::1], numba.int64
     return {
         "reduce_sum": {"naive": {"zero": (f1,), "add_all": (f1, f1, i64)},
-                       "expert": {"block_sums": (f1, f1, i64)}},
+                       "expert": {"zero": (f1,), "block_sums": (f1, f1, i64)}},
         "softmax": {"naive": {"softmax_rows": (f2, f2, i64, i64)},
                     "expert": {"softmax_block_per_row": (f2, f2, i64)}},
         "layernorm": {"naive": {"layernorm_rows": (f2, f2, f1, f1, i64, i64)},

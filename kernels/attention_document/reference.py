@@ -1,0 +1,18 @@
+import numpy as np
+
+
+def reference(q, k, v, doc):
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    B, H, S, D = q.shape
+    score = np.einsum("bhqd,bhkd->bhqk", q, k) / np.sqrt(D)
+    allowed = np.tril(np.ones((S, S), dtype=bool))[None, None, :, :]  # kv <= q
+    doc = np.asarray(doc, dtype=np.float64)  # small integer ids: equality is exact
+    same = doc[:, :, None] == doc[:, None, :]  # (B, q, kv)
+    allowed = allowed & same[:, None, :, :]
+    score = np.where(allowed, score, -np.inf)
+    score = score - score.max(axis=3, keepdims=True)
+    p = np.exp(score)
+    p = p / p.sum(axis=3, keepdims=True)
+    return np.einsum("bhqk,bhkd->bhqd", p, v)

@@ -1,0 +1,147 @@
+"""Attention coaching tasks under kernels/attention*/: every folder is complete and parses, its
+naive and expert candidates pass the static screen and the verifier on our simulator, and every
+kernel compiles for sm_90 without a GPU.
+
+The sm_90 compile runs in a subprocess (this file run as a script with --ptx) so the test process
+keeps its own numba configuration, as in test_tasks.py.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tutor.coach.screen import screen
+from tutor.coach.verify_child import verify_here
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNELS = ROOT / "kernels"
+TASKS = ["attention", "attention_causal", "attention_document", "attention_alibi"]
+FILES = ["task.toml", "reference.py", "inputs.py", "naive.py", "expert.py"]
+CANDIDATES = ["naive", "expert"]
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_task_folder_is_complete_and_parses(task):
+    import numpy as np
+
+    folder = KERNELS / task
+    for name in FILES:
+        assert (folder / name).is_file(), f"{task}/{name} missing"
+    meta = tomllib.loads((folder / "task.toml").read_text())
+    for key in ["title", "statement", "inputs", "output", "tolerance", "sim_shapes", "gpu_shapes"]:
+        assert key in meta, f"{task}/task.toml lacks {key}"
+    assert meta["statement"].strip() and meta["title"].strip()
+    assert all("name" in i and i.get("dtype", "float32") for i in meta["inputs"])
+    assert meta["tolerance"]["rtol"] == pytest.approx(1e-4) and meta["tolerance"]["atol"] > 0
+    assert meta["sim_shapes"] and meta["gpu_shapes"]
+    assert [4, 8, 1024, 64] in meta["gpu_shapes"]
+    ref = _load(folder / "reference.py", f"{task}_reference_p")
+    inp = _load(folder / "inputs.py", f"{task}_inputs_p")
+    assert callable(ref.reference) and callable(inp.make_inputs) and callable(inp.output_shape)
+    for name in CANDIDATES:
+        source = (folder / f"{name}.py").read_text()
+        compile(source, f"{task}/{name}.py", "exec")
+        assert source.count("\ndef launch(out,") == 1
+    dtypes = [np.dtype(i.get("dtype", "float32")) for i in meta["inputs"]]
+    for shape in meta["sim_shapes"] + meta["gpu_shapes"][:2]:
+        arrays = inp.make_inputs(np.random.default_rng(0), tuple(shape))
+        assert len(arrays) == len(meta["inputs"])
+        assert [a.dtype for a in arrays] == dtypes and all(a.flags.c_contiguous for a in arrays)
+        # The verifier hands the reference float64 copies of every input (doc included).
+        expected = ref.reference(*[a.astype(np.float64) for a in arrays])
+        assert expected.shape == tuple(inp.output_shape(tuple(shape)))
+        assert np.isfinite(expected).all()
+
+
+def test_masks_reduce_to_the_plain_task_where_they_allow_everything():
+    """Row 0 of causal attention sees only key 0; a single document makes document = causal."""
+    import numpy as np
+
+    shape = (2, 3, 6, 4)
+    q, k, v = _load(KERNELS / "attention" / "inputs.py", "att_in").make_inputs(
+        np.random.default_rng(1), shape)
+    causal = _load(KERNELS / "attention_causal" / "reference.py", "att_c").reference(q, k, v)
+    assert np.allclose(causal[:, :, 0], v[:, :, 0])
+    one_doc = np.zeros((2, 6))
+    document = _load(KERNELS / "attention_document" / "reference.py", "att_d").reference(q, k, v, one_doc)
+    assert np.allclose(document, causal)
+    full = _load(KERNELS / "attention" / "reference.py", "att_f").reference(q, k, v)
+    assert np.allclose(full[:, :, -1], causal[:, :, -1])
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("cand", CANDIDATES)
+def test_candidate_passes_the_static_screen(task, cand):
+    findings = screen((KERNELS / task / f"{cand}.py").read_text())
+    assert findings == [], [str(f) for f in findings]
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("cand", CANDIDATES)
+def test_candidate_passes_the_verifier_on_our_simulator(task, cand):
+    result = verify_here(task, "sim", (KERNELS / task / f"{cand}.py").read_text())
+    assert result["correct"], result["failures"]
+
+
+# Kernel signatures as the launch functions call them (C-contiguous arrays, int64 sizes).
+def _signatures():
+    import numba
+
+    f4, i2, i64 = numba.float32[:, :, :, ::1], numba.int32[:, ::1], numba.int64
+    plain = (f4, f4, f4, f4, i64, i64, i64, i64)
+    doc = (f4, f4, f4, f4, i2, i64, i64, i64, i64)
+    return {
+        task: {"naive": {"attention_rows": doc if task == "attention_document" else plain},
+               "expert": {"attention_flash": doc if task == "attention_document" else plain}}
+        for task in TASKS
+    }
+
+
+def _compile_task_for_sm90(task: str) -> list[dict]:
+    """Without the simulator or a GPU: compile every kernel to PTX for compute capability 9.0."""
+    import re
+    import types
+
+    import numba.cuda.dispatcher as dispatcher
+
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
+    from numba import cuda
+
+    records = []
+    for cand, kernels in _signatures()[task].items():
+        mod = _load(KERNELS / task / f"{cand}.py", f"{task}_{cand}")
+        for name, sig in kernels.items():
+            ptx, _ = cuda.compile_ptx(getattr(mod, name).py_func, sig, cc=(9, 0))
+            records.append({"candidate": cand, "kernel": name,
+                            "local_memory_ops": len(re.findall(r"(ld|st)\.local", ptx))})
+    return records
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_kernels_compile_for_sm90_without_a_gpu(task):
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    proc = subprocess.run([sys.executable, __file__, "--ptx", task], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    records = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(records) == sum(len(k) for k in _signatures()[task].values())
+    # The expert's per-thread q row and accumulator are register arrays: no local memory.
+    assert all(r["local_memory_ops"] == 0 for r in records if r["candidate"] == "expert"), records
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--ptx":
+        print(json.dumps(_compile_task_for_sm90(sys.argv[2])))
