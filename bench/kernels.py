@@ -26,7 +26,8 @@ from tutor.coach.tasks import load_task  # noqa: E402
 from tutor.engine.gpu import import_cuda  # noqa: E402
 from tutor.engine.loader import _execute  # noqa: E402
 
-TASKS = ("reduce_sum", "softmax", "layernorm", "matmul")
+TASKS = ("reduce_sum", "softmax", "layernorm", "matmul", "attention", "attention_causal", "attention_document",
+         "attention_alibi")
 
 
 def main() -> None:
@@ -78,6 +79,10 @@ def main() -> None:
             m, k, n = shape
             work = 2.0 * m * k * n / 1e12
             unit = "TFLOP/s"
+        elif task_name.startswith("attention"):
+            b, h, sq, d = shape
+            work = 4.0 * b * h * sq * sq * d / 1e12 / (1 if task_name == "attention" else 2)
+            unit = "TFLOP/s"  # useful work: masked-out halves are not counted
         else:
             work = (sum(x.nbytes for x in inputs) + int(np.prod(out_shape)) * 4) / 1e9
             unit = "GB/s"
@@ -95,9 +100,13 @@ def main() -> None:
         if "expert_of_copy_bandwidth" in row:
             print(f"{row['task']}: expert at {100 * row['expert_of_copy_bandwidth']:.0f}% of the copy bandwidth "
                   f"(target >= 70%)")
-        else:
+        elif row["task"] == "matmul":
             print(f"{row['task']}: expert at {100 * row['expert_over_torch']:.0f}% of torch fp32 (TF32 off) "
                   f"(target >= 50%)")
+        else:
+            within = row["ms"]["expert"] <= 2 * row["ms"]["torch"]
+            print(f"{row['task']}: expert {row['ms']['expert'] / row['ms']['torch']:.2f}x torch's time "
+                  f"(target within 2x: {'met' if within else 'missed'})")
     if args.json:
         Path(args.json).write_text(json.dumps({"device": name, "copy_GBps": copy_gbs, "rows": rows}, indent=1))
 
@@ -112,6 +121,29 @@ def _library(torch, task, t_in):
         return lambda: torch.nn.functional.layer_norm(x, (x.shape[1],), g, b, eps=1e-5)
     if task == "matmul":
         return lambda: t_in[0] @ t_in[1]
+    if task.startswith("attention"):
+        import math
+
+        q, k, v = t_in[:3]
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        s = q.shape[2]
+        if task == "attention":
+            return lambda: sdpa(q, k, v)
+        if task == "attention_causal":
+            return lambda: sdpa(q, k, v, is_causal=True)
+        idx = torch.arange(s, device=q.device)
+        causal = idx[None, :] <= idx[:, None]
+        if task == "attention_document":
+            doc = t_in[3]
+            same = doc[:, :, None] == doc[:, None, :]
+            mask = (same & causal)[:, None, :, :]
+            return lambda: sdpa(q, k, v, attn_mask=mask)
+        if task == "attention_alibi":
+            h = q.shape[1]
+            slopes = torch.tensor([2 ** (-8 * (i + 1) / h) for i in range(h)], device=q.device)
+            bias = slopes[:, None, None] * (idx[None, None, :] - idx[None, :, None]).float()
+            bias = bias.masked_fill(~causal, -math.inf)[None]
+            return lambda: sdpa(q, k, v, attn_mask=bias)
     raise KeyError(task)
 
 
