@@ -6,31 +6,21 @@ The sm_90 compile runs in a subprocess (this file run as a script with --ptx) so
 keeps its own numba configuration, as in test_tasks.py.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
 
 from tutor.coach.screen import screen
 from tutor.coach.verify_child import verify_here
+from task_kernels import KERNELS, compile_for_sm90, load
 
-ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "kernels"
 TASKS = ["attention", "attention_causal", "attention_document", "attention_alibi"]
 FILES = ["task.toml", "reference.py", "inputs.py", "naive.py", "expert.py"]
 CANDIDATES = ["naive", "expert"]
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -48,8 +38,8 @@ def test_task_folder_is_complete_and_parses(task):
     assert meta["tolerance"]["rtol"] == pytest.approx(1e-4) and meta["tolerance"]["atol"] > 0
     assert meta["sim_shapes"] and meta["gpu_shapes"]
     assert [4, 8, 1024, 64] in meta["gpu_shapes"]
-    ref = _load(folder / "reference.py", f"{task}_reference_p")
-    inp = _load(folder / "inputs.py", f"{task}_inputs_p")
+    ref = load(folder / "reference.py", f"{task}_reference_p")
+    inp = load(folder / "inputs.py", f"{task}_inputs_p")
     assert callable(ref.reference) and callable(inp.make_inputs) and callable(inp.output_shape)
     for name in CANDIDATES:
         source = (folder / f"{name}.py").read_text()
@@ -71,14 +61,14 @@ def test_masks_reduce_to_the_plain_task_where_they_allow_everything():
     import numpy as np
 
     shape = (2, 3, 6, 4)
-    q, k, v = _load(KERNELS / "attention" / "inputs.py", "att_in").make_inputs(
+    q, k, v = load(KERNELS / "attention" / "inputs.py", "att_in").make_inputs(
         np.random.default_rng(1), shape)
-    causal = _load(KERNELS / "attention_causal" / "reference.py", "att_c").reference(q, k, v)
+    causal = load(KERNELS / "attention_causal" / "reference.py", "att_c").reference(q, k, v)
     assert np.allclose(causal[:, :, 0], v[:, :, 0])
     one_doc = np.zeros((2, 6))
-    document = _load(KERNELS / "attention_document" / "reference.py", "att_d").reference(q, k, v, one_doc)
+    document = load(KERNELS / "attention_document" / "reference.py", "att_d").reference(q, k, v, one_doc)
     assert np.allclose(document, causal)
-    full = _load(KERNELS / "attention" / "reference.py", "att_f").reference(q, k, v)
+    full = load(KERNELS / "attention" / "reference.py", "att_f").reference(q, k, v)
     assert np.allclose(full[:, :, -1], causal[:, :, -1])
 
 
@@ -112,22 +102,7 @@ def _signatures():
 
 def _compile_task_for_sm90(task: str) -> list[dict]:
     """Without the simulator or a GPU: compile every kernel to PTX for compute capability 9.0."""
-    import re
-    import types
-
-    import numba.cuda.dispatcher as dispatcher
-
-    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
-    from numba import cuda
-
-    records = []
-    for cand, kernels in _signatures()[task].items():
-        mod = _load(KERNELS / task / f"{cand}.py", f"{task}_{cand}")
-        for name, sig in kernels.items():
-            ptx, _ = cuda.compile_ptx(getattr(mod, name).py_func, sig, cc=(9, 0))
-            records.append({"candidate": cand, "kernel": name,
-                            "local_memory_ops": len(re.findall(r"(ld|st)\.local", ptx))})
-    return records
+    return compile_for_sm90(task, _signatures()[task])
 
 
 @pytest.mark.parametrize("task", TASKS)

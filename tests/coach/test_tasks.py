@@ -5,28 +5,18 @@ The simulator runs in a subprocess (this file run as a script with NUMBA_ENABLE_
 the test process keeps the real numba.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
 import pytest
+from task_kernels import KERNELS, compile_for_sm90, load
 
-ROOT = Path(__file__).resolve().parents[2]
-KERNELS = ROOT / "kernels"
 TASKS = ["reduce_sum", "softmax", "layernorm", "matmul"]
 FILES = ["task.toml", "reference.py", "inputs.py", "naive.py", "expert.py"]
 CANDIDATES = ["naive", "expert"]
-
-
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run_task_on_simulator(task: str) -> list[dict]:
@@ -35,14 +25,14 @@ def _run_task_on_simulator(task: str) -> list[dict]:
 
     folder = KERNELS / task
     meta = tomllib.loads((folder / "task.toml").read_text())
-    ref = _load(folder / "reference.py", f"{task}_reference")
-    inp = _load(folder / "inputs.py", f"{task}_inputs")
+    ref = load(folder / "reference.py", f"{task}_reference")
+    inp = load(folder / "inputs.py", f"{task}_inputs")
     from numba import cuda
 
     rtol, atol = meta["tolerance"]["rtol"], meta["tolerance"]["atol"]
     records = []
     for cand in CANDIDATES:
-        mod = _load(folder / f"{cand}.py", f"{task}_{cand}")
+        mod = load(folder / f"{cand}.py", f"{task}_{cand}")
         for shape in meta["sim_shapes"]:
             rng = np.random.default_rng(1234)
             inputs = inp.make_inputs(rng, tuple(shape))
@@ -73,8 +63,8 @@ def test_task_folder_is_complete_and_parses(task):
     assert all("name" in i and i.get("dtype", "float32") for i in meta["inputs"])
     assert meta["tolerance"]["rtol"] == pytest.approx(1e-4) and meta["tolerance"]["atol"] > 0
     assert meta["sim_shapes"] and meta["gpu_shapes"]
-    ref = _load(folder / "reference.py", f"{task}_reference_p")
-    inp = _load(folder / "inputs.py", f"{task}_inputs_p")
+    ref = load(folder / "reference.py", f"{task}_reference_p")
+    inp = load(folder / "inputs.py", f"{task}_inputs_p")
     assert callable(ref.reference) and callable(inp.make_inputs) and callable(inp.output_shape)
     for name in CANDIDATES:
         source = (folder / f"{name}.py").read_text()
@@ -122,22 +112,7 @@ def _signatures():
 
 def _compile_task_for_sm90(task: str) -> list[dict]:
     """Without the simulator or a GPU: compile every kernel to PTX for compute capability 9.0."""
-    import re
-    import types
-
-    import numba.cuda.dispatcher as dispatcher
-
-    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=(9, 0))
-    from numba import cuda
-
-    records = []
-    for cand, kernels in _signatures()[task].items():
-        mod = _load(KERNELS / task / f"{cand}.py", f"{task}_{cand}")
-        for name, sig in kernels.items():
-            ptx, _ = cuda.compile_ptx(getattr(mod, name).py_func, sig, cc=(9, 0))
-            records.append({"candidate": cand, "kernel": name,
-                            "local_memory_ops": len(re.findall(r"(ld|st)\.local", ptx))})
-    return records
+    return compile_for_sm90(task, _signatures()[task])
 
 
 def _run_task_on_gpu(task: str) -> list[dict]:
@@ -147,8 +122,8 @@ def _run_task_on_gpu(task: str) -> list[dict]:
 
     folder = KERNELS / task
     meta = tomllib.loads((folder / "task.toml").read_text())
-    ref = _load(folder / "reference.py", f"{task}_reference")
-    inp = _load(folder / "inputs.py", f"{task}_inputs")
+    ref = load(folder / "reference.py", f"{task}_reference")
+    inp = load(folder / "inputs.py", f"{task}_inputs")
     rtol, atol = meta["tolerance"]["rtol"], meta["tolerance"]["atol"]
     records = []
     for shape in meta["gpu_shapes"]:
@@ -156,7 +131,7 @@ def _run_task_on_gpu(task: str) -> list[dict]:
         expected = ref.reference(*inputs)
         d_inputs = [cuda.to_device(a) for a in inputs]
         for cand in CANDIDATES:
-            mod = _load(folder / f"{cand}.py", f"{task}_{cand}")
+            mod = load(folder / f"{cand}.py", f"{task}_{cand}")
             out = cuda.to_device(np.full(tuple(inp.output_shape(tuple(shape))), np.nan, np.float32))
             mod.launch(out, *d_inputs)
             cuda.synchronize()

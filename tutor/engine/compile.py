@@ -31,7 +31,7 @@ def nvvm_missing() -> str | None:
         def probe(out):
             out[0] = 1.0
 
-        with _no_device_needed():
+        with no_device_needed():
             cuda.compile_ptx(probe, (float32[::1],), cc=CC)
     except Exception as e:  # NVVM or numba-cuda missing or broken: say so once
         reason = (f"the real-compiler check was skipped: numba-cuda could not compile here "
@@ -57,7 +57,7 @@ def _compile(source, filename, signature, arg_types):
     from numba import cuda
 
     try:
-        with _no_device_needed():
+        with no_device_needed():
             namespace = load_for_numba(source, filename, signature)
             kernel = namespace["kernel"]
             sig = tuple(_numba_type(numba, t) for t in arg_types)
@@ -121,13 +121,13 @@ def trim_numba_error(text: str, filename: str, source: str = "") -> tuple[int | 
 
 
 @contextmanager
-def _no_device_needed():
+def no_device_needed(cc: tuple = CC):
     """Device helper functions ask the driver for the current device's compute capability; with no
-    GPU there is none, so answer with the one we compile for."""
+    GPU there is none, so answer with the one we compile for, for as long as the block lasts."""
     import numba.cuda.dispatcher as dispatcher
 
     original = dispatcher.get_current_device
-    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=CC)
+    dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
     try:
         yield
     finally:
