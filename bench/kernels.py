@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from tutor.coach.tasks import load_task  # noqa: E402
 from tutor.engine.gpu import import_cuda  # noqa: E402
-from tutor.engine.loader import _execute  # noqa: E402
+from tutor.engine.loader import load_module_for_numba  # noqa: E402
 
 TASKS = ("reduce_sum", "softmax", "layernorm", "matmul", "attention", "attention_causal", "attention_document",
          "attention_alibi")
@@ -60,8 +60,7 @@ def main() -> None:
         rtol, atol = task.tolerance
         times = {}
         for kind in ("naive", "expert"):
-            ns = {"__name__": kind}
-            _execute(task.source(kind), f"{kind}.py", ns)
+            ns = load_module_for_numba(task.source(kind), f"{kind}.py")
             d_in = [cuda.to_device(x) for x in inputs]
             d_out = cuda.to_device(np.full(out_shape, np.nan, np.float32))
             ns["launch"](d_out, *d_in)

@@ -105,7 +105,7 @@ def _time_against_baseline(task, source, result, rng, rtol, atol) -> None:
     median of TIMING_RUNS, the task's naive baseline timed the same way in this process, and the
     candidate's answer checked again on a fresh input drawn here."""
     from ..engine.gpu import import_cuda
-    from ..engine.loader import _execute
+    from ..engine.loader import load_module_for_numba
 
     cuda = import_cuda()
     shape = task.largest_shape("gpu")
@@ -115,9 +115,7 @@ def _time_against_baseline(task, source, result, rng, rtol, atol) -> None:
     flush = cuda.device_array(96 * 1024 * 1024 // 4, dtype=np.float32)  # larger than any L2 we know
 
     def timed(src):
-        namespace = {"__name__": "timed_candidate", "__file__": "candidate.py"}
-        _execute(src, "candidate.py", namespace)
-        launch = namespace["launch"]
+        launch = load_module_for_numba(src, "candidate.py")["launch"]
         d_inputs = [cuda.to_device(x) for x in inputs]
         d_out = cuda.device_array(out_shape, dtype=np.float32)
         for _ in range(3):
@@ -199,12 +197,10 @@ def _runner(backend: str, source: str):
 
         return run
     from ..engine.gpu import import_cuda
-    from ..engine.loader import _execute
+    from ..engine.loader import load_module_for_numba
 
     cuda = import_cuda()
-    namespace = {"__name__": "candidate", "__file__": "candidate.py"}
-    _execute(source, "candidate.py", namespace)
-    launch = namespace["launch"]
+    launch = load_module_for_numba(source, "candidate.py")["launch"]
 
     def run(inputs, out_shape):
         d_inputs = [cuda.to_device(x) for x in inputs]

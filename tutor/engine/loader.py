@@ -68,13 +68,19 @@ def load_module_for_sim(source: str, filename: str) -> SimModule:
 
 def load_for_numba(source: str, filename: str, signature: list[str] | None = None) -> dict:
     """Execute with the real numba (the caller chooses the GPU or NUMBA_ENABLE_CUDASIM)."""
-    namespace = {"__name__": "learner_kernel", "__file__": filename}
-    _execute(source, filename, namespace)
+    namespace = load_module_for_numba(source, filename)
 
     def is_kernel(k):
         return hasattr(k, "py_func") and not getattr(k, "targetoptions", {}).get("device", False)
 
     _check_kernel(namespace, filename, signature, is_kernel)
+    return namespace
+
+
+def load_module_for_numba(source: str, filename: str) -> dict:
+    """Any module with the real numba (a coaching candidate: many kernels and a launch())."""
+    namespace = {"__name__": "learner_kernel", "__file__": filename}
+    _execute(source, filename, namespace)
     return namespace
 
 

@@ -405,8 +405,8 @@ class Launch:
             aid = len(self.trace.arrays)
             self.trace.arrays.append(ArrayInfo(aid, "const", CONST, tuple(ary.shape), ary.dtype.name,
                                                initial=list(data)))
-            arr = SimArray(data, ary.shape, _c_strides(ary.shape), 0, aid, self, ary.dtype.kind in "iub",
-                           False, ary.dtype.name, readonly=True)
+            arr = new_array(data, ary.shape, aid, self, ary.dtype.kind in "iub", False, ary.dtype.name,
+                            readonly=True)
             self._const[key] = arr
         return arr
 
@@ -549,15 +549,6 @@ def _shape(shape) -> tuple:
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
     return tuple(int(s) for s in shape)
-
-
-def _c_strides(shape) -> tuple:
-    strides = []
-    acc = 1
-    for s in reversed(tuple(shape)):
-        strides.append(acc)
-        acc *= s
-    return tuple(reversed(strides))
 
 
 def _tdim(launch, t) -> tuple:
