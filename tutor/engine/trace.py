@@ -138,12 +138,6 @@ class Trace:
         return self.block_of(tid)[:self.grid_nd], self.thread_of(tid)[:self.block_nd]
 
     # -- questions ------------------------------------------------------------------------------
-    def array(self, aid: int) -> ArrayInfo:
-        return self.arrays[aid]
-
-    def events_of(self, tid: int) -> list[tuple]:
-        return [e for e in self.events if e[TID] == tid]
-
     def n_phases(self) -> int:
         return 1 + max((e[PHASE] for e in self.events), default=0)
 
