@@ -2,8 +2,9 @@
 
     python bench/kernels.py [--tasks reduce_sum,softmax] [--runs 30] [--json out.json]
 
-For each task, on its largest GPU shape: median kernel time from CUDA events (warm-up excluded,
-L2 flushed before every run) of the naive and the expert `launch`, and of the library call (torch:
+For each task, on its largest GPU shape: median device time from CUDA events (tutor/coach/gpu_timing.py: warm-up
+excluded, L2 flushed before every run, Python's enqueue hidden behind a hold and reported beside)
+of the naive and the expert `launch`, and of the library call (torch:
 sum, softmax, layer_norm, matmul with TF32 off); achieved GB/s (bytes the maths must move: inputs
 read once, output written once) or TFLOP/s for matmul; the device-to-device copy bandwidth measured
 in the same run as the ceiling. Every timed output is checked against the float64 reference first.
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tutor.coach.tasks import load_task  # noqa: E402
+from tutor.coach.gpu_timing import Timer  # noqa: E402
 from tutor.engine.gpu import import_cuda  # noqa: E402
 from tutor.engine.loader import load_module_for_numba  # noqa: E402
 
@@ -41,13 +43,13 @@ def main() -> None:
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    flush = torch.empty(128 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
+    timer = Timer(cuda)
     copy_gbs = _copy_bandwidth(torch, args.runs)
     dev = cuda.get_current_device()
     name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
     print(f"device: {name}; device-to-device copy: {copy_gbs:.0f} GB/s (read + write, measured now)")
     print(f"{'task':<11} {'shape':<20} {'naive ms':>9} {'expert ms':>9} {'torch ms':>9} "
-          f"{'expert':>14} {'torch':>14} {'expert/torch':>12} {'x naive':>8}")
+          f"{'expert':>14} {'torch':>14} {'expert/torch':>12} {'x naive':>8} {'enqueue ms e/t':>15}")
     rows = []
     for task_name in args.tasks.split(","):
         task = load_task(task_name)
@@ -58,7 +60,7 @@ def main() -> None:
         out_shape = tuple(inputs_mod.output_shape(shape))
         expected = reference.reference(*[x.astype(np.float64) for x in inputs])
         rtol, atol = task.tolerance
-        times = {}
+        times, enqueue = {}, {}
         for kind in ("naive", "expert"):
             ns = load_module_for_numba(task.source(kind), f"{kind}.py")
             d_in = [cuda.to_device(x) for x in inputs]
@@ -67,13 +69,15 @@ def main() -> None:
             got = d_out.copy_to_host()
             if not np.allclose(got, expected, rtol=rtol, atol=atol):
                 raise SystemExit(f"{task_name} {kind}: wrong output, not timed")
-            times[kind] = _time(lambda: ns["launch"](d_out, *d_in), cuda, torch, flush, args.runs)
+            timed = timer.time(lambda: ns["launch"](d_out, *d_in), args.runs)
+            times[kind], enqueue[kind] = timed["ms"], timed["host_enqueue_ms"]
         t_in = [torch.from_numpy(x).cuda() for x in inputs]
         library = _library(torch, task_name, t_in)
         got = library().cpu().numpy().reshape(out_shape)
         if not np.allclose(got, expected, rtol=rtol, atol=atol):
             raise SystemExit(f"{task_name} torch: wrong output")
-        times["torch"] = _time(library, cuda, torch, flush, args.runs)
+        timed = timer.time(library, args.runs)
+        times["torch"], enqueue["torch"] = timed["ms"], timed["host_enqueue_ms"]
         if task_name == "matmul":
             m, k, n = shape
             work = 2.0 * m * k * n / 1e12
@@ -86,7 +90,7 @@ def main() -> None:
             work = (sum(x.nbytes for x in inputs) + int(np.prod(out_shape)) * 4) / 1e9
             unit = "GB/s"
         rate = {k: work / (v / 1000) for k, v in times.items()}
-        row = {"task": task_name, "shape": list(shape), "ms": times, unit: rate,
+        row = {"task": task_name, "shape": list(shape), "ms": times, "host_enqueue_ms": enqueue, unit: rate,
                "expert_over_torch": rate["expert"] / rate["torch"],
                "expert_over_naive": times["naive"] / times["expert"]}
         if unit == "GB/s":
@@ -94,7 +98,8 @@ def main() -> None:
         rows.append(row)
         print(f"{task_name:<11} {str(tuple(shape)):<20} {times['naive']:9.3f} {times['expert']:9.3f} "
               f"{times['torch']:9.3f} {rate['expert']:8.1f} {unit:<5} {rate['torch']:8.1f} {unit:<5} "
-              f"{row['expert_over_torch']:11.2f}x {row['expert_over_naive']:7.1f}x")
+              f"{row['expert_over_torch']:11.2f}x {row['expert_over_naive']:7.1f}x "
+              f"{enqueue['expert']:7.3f}/{enqueue['torch']:.3f}")
     for row in rows:
         if "expert_of_copy_bandwidth" in row:
             print(f"{row['task']}: expert at {100 * row['expert_of_copy_bandwidth']:.0f}% of the copy bandwidth "
@@ -144,24 +149,6 @@ def _library(torch, task, t_in):
             bias = bias.masked_fill(~causal, -math.inf)[None]
             return lambda: sdpa(q, k, v, attn_mask=bias)
     raise KeyError(task)
-
-
-def _time(fn, cuda, torch, flush, runs) -> float:
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    cuda.synchronize()
-    samples = []
-    for _ in range(runs):
-        flush.add_(1.0)  # evict L2
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return statistics.median(samples)
 
 
 def _copy_bandwidth(torch, runs) -> float:

@@ -101,39 +101,29 @@ SPEEDUP_TO_REVIEW = 10.0
 
 
 def _time_against_baseline(task, source, result, rng, rtol, atol) -> None:
-    """CUDA-event timing on the largest shape: warm-up excluded, L2 flushed before every run,
-    median of TIMING_RUNS, the task's naive baseline timed the same way in this process, and the
+    """CUDA-event timing on the largest shape (gpu_timing: warm-up excluded, L2 flushed before every
+    run, device time with the host's enqueue measured beside it), median of TIMING_RUNS, the task's naive baseline timed the same way in this process, and the
     candidate's answer checked again on a fresh input drawn here."""
     from ..engine.gpu import import_cuda
     from ..engine.loader import load_module_for_numba
+    from .gpu_timing import Timer
 
     cuda = import_cuda()
     shape = task.largest_shape("gpu")
     inputs_mod, reference = task.module("inputs"), task.module("reference")
     inputs = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(rng, shape))
     out_shape = tuple(inputs_mod.output_shape(shape))
-    flush = cuda.device_array(96 * 1024 * 1024 // 4, dtype=np.float32)  # larger than any L2 we know
+    timer = Timer(cuda)
 
     def timed(src):
         launch = load_module_for_numba(src, "candidate.py")["launch"]
         d_inputs = [cuda.to_device(x) for x in inputs]
         d_out = cuda.device_array(out_shape, dtype=np.float32)
-        for _ in range(3):
-            launch(d_out, *d_inputs)
-        cuda.synchronize()
-        start, end = cuda.event(), cuda.event()
-        samples = []
-        for _ in range(TIMING_RUNS):
-            _flush(cuda, flush)
-            start.record()
-            launch(d_out, *d_inputs)
-            end.record()
-            end.synchronize()
-            samples.append(cuda.event_elapsed_time(start, end))
-        return float(np.median(samples)), launch
+        return timer.time(lambda: launch(d_out, *d_inputs), TIMING_RUNS), launch
 
-    ms, launch = timed(source)
-    base_ms, _ = timed(task.source("naive"))
+    mine, launch = timed(source)
+    base, _ = timed(task.source("naive"))
+    ms, base_ms = mine["ms"], base["ms"]
     fresh = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(rng, shape))
     d_out = cuda.to_device(np.full(out_shape, np.nan, dtype=np.float32))
     launch(d_out, *[cuda.to_device(x) for x in fresh])
@@ -146,27 +136,14 @@ def _time_against_baseline(task, source, result, rng, rtol, atol) -> None:
         return
     speedup = base_ms / ms if ms > 0 else float("inf")
     result["timing"] = {"shape": list(shape), "ms": ms, "baseline_ms": base_ms, "speedup": speedup,
-                        "runs": TIMING_RUNS}
+                        "runs": TIMING_RUNS, "host_enqueue_ms": mine["host_enqueue_ms"],
+                        "baseline_host_enqueue_ms": base["host_enqueue_ms"]}
+    if mine["enqueue_outlasted_hold"] or base["enqueue_outlasted_hold"]:
+        result["flags"].append("the host took longer to enqueue a launch than the GPU was held; those runs "
+                               "include idle time")
     if speedup > SPEEDUP_TO_REVIEW:
         result["flags"].append(f"speedup {speedup:.1f}x over the naive baseline: more than "
                                f"{SPEEDUP_TO_REVIEW:g}x is flagged for review, not trusted")
-
-
-_FLUSH_KERNEL = []
-
-
-def _flush(cuda, buf) -> None:
-    """Overwrite a buffer larger than L2 so the next run starts from cold caches."""
-    if not _FLUSH_KERNEL:
-        @cuda.jit
-        def touch(a):
-            i = cuda.grid(1)
-            if i < a.size:
-                a[i] = a[i] + 1.0
-
-        _FLUSH_KERNEL.append(touch)
-    n = buf.size
-    _FLUSH_KERNEL[0][(n + 255) // 256, 256](buf)
 
 
 def _runner(backend: str, source: str):
