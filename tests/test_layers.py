@@ -16,6 +16,13 @@ def test_engine_does_not_import_textual():
     assert not any(m == "textual" or m.startswith("textual.") for m in mods)
 
 
+def test_the_ai_and_coach_layers_do_not_import_textual_or_litellm_until_a_model_is_called():
+    mods = _modules_after("import tutor.ai.config, tutor.ai.llm, tutor.ai.hints, tutor.ai.leakguard, "
+                          "tutor.coach.verify, tutor.coach.screen")
+    assert not any(m == "textual" or m.startswith("textual.") for m in mods)
+    assert "litellm" not in mods
+
+
 def test_listing_puzzles_does_not_import_numba():
     mods = _modules_after("import tutor.cli\nfrom tutor.puzzles import load_catalog\nload_catalog()")
     assert "numba" not in mods and "litellm" not in mods

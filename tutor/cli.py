@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from .ai.config import ConfigError
 from .engine.runner import BACKENDS, DEFAULT_TIMEOUT, Runner, RunnerError, default_backend
 from .puzzles import ContentError, load_catalog
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             return cmd_home(args)
         return args.func(args)
-    except (UsageError, ContentError, RunnerError) as e:
+    except (UsageError, ContentError, RunnerError, ConfigError) as e:
         print(f"gpu-tutor: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", dest="app_backend", choices=("sim", "gpu"), default=None,
                         help="where the app runs kernels (default: gpu when one is present, else sim)")
     parser.add_argument("--puzzle", dest="app_puzzle", default=None, help="open the app on this puzzle")
+    _ai_options(parser, default=None)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("list", help="list the puzzles, track by track")
@@ -71,6 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.set_defaults(func=cmd_verify)
 
+    p = sub.add_parser("hint", help="a hint for your kernel, streamed (AI when a model is configured, else authored)")
+    p.add_argument("puzzle", help="the puzzle id (see `gpu-tutor list`)")
+    p.add_argument("file", help="your kernel file")
+    p.add_argument("--level", type=int, choices=(1, 2, 3, 4), default=1,
+                   help="1 a nudge, 2 the idea, 3 near-pseudocode, 4 full code (policy permitting, with --again)")
+    p.add_argument("--again", action="store_true", help="with --level 4: yes, I asked before and want the full code")
+    _ai_options(p)
+    p.set_defaults(func=cmd_hint)
+
+    p = sub.add_parser("doctor", help="what AI model is configured, and one tiny request to see that it answers")
+    _ai_options(p)
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("config", help="where the settings file is and what it says; --init writes an example")
+    p.add_argument("--init", action="store_true", help="write a commented example settings file (never overwrites)")
+    p.add_argument("--check", action="store_true", help="the same as `gpu-tutor doctor`")
+    _ai_options(p)
+    p.set_defaults(func=cmd_config)
+
     p = sub.add_parser("content", help="content tools: `gpu-tutor content check`")
     csub = p.add_subparsers(dest="content_command", metavar="ACTION")
     cc = csub.add_parser("check", help="validate every puzzle (references pass, starters fail, hints leak nothing)")
@@ -80,6 +101,16 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_content_check)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
     return parser
+
+
+def _ai_options(p, default=argparse.SUPPRESS):
+    """--model, --api-base and --offline, before or after the subcommand."""
+    p.add_argument("--model", default=default, help="a litellm model string, e.g. openai/gpt-4o-mini or "
+                   "ollama_chat/llama3 (overrides the config file)")
+    p.add_argument("--api-base", dest="api_base", default=default, help="the model server's URL, e.g. "
+                   "http://127.0.0.1:8080/v1")
+    p.add_argument("--offline", action="store_true", default=default if default is not None else False,
+                   help="no network, except to a local --api-base; litellm is not even imported")
 
 
 def _run_options(p, backends=BACKENDS):
@@ -99,7 +130,10 @@ def cmd_home(args) -> int:
 
         if args.app_puzzle:
             _puzzle(args.app_puzzle)
-        make_app(backend=args.app_backend, puzzle=args.app_puzzle).run()
+        from .ai.config import settings_for
+
+        settings = settings_for(args)  # a bad settings file is reported before the app opens
+        make_app(backend=args.app_backend, puzzle=args.app_puzzle, ai_settings=settings).run()
         return 0
     return cmd_orientation(args)
 
@@ -209,6 +243,107 @@ def cmd_verify(args) -> int:
         raise UsageError(str(e).strip("'\"")) from None
     print(json.dumps(result) if args.json else verify_text(result))
     return 0 if result["correct"] else 1
+
+
+def cmd_hint(args) -> int:
+    from .ai.config import settings_for
+    from .ai.hints import HintLog, SimChecker, ask_hint, authored_hint, failure_context, level_name
+    from .store import default_root
+
+    puzzle, source, filename = _inputs(args)
+    settings = settings_for(args)
+    if args.level == 4 and not args.again:
+        raise UsageError("--level 4 asks for the full code: ask again with --level 4 --again if you are sure")
+    with Runner("sim") as runner:
+        result = runner.check(puzzle.id, source, filename, keep_traces=True, compile=False)
+    if result.verdict.passed:
+        print(f"{puzzle.id}: your kernel already passes every config; no hint needed.")
+        return 0
+    shown = [h for h in (authored_hint(puzzle, n) for n in range(1, min(args.level, 4))) if h]
+    reason = settings.unavailable()
+    if reason is None:
+        print(f"Hint {args.level} ({level_name(args.level)}) from {settings.model}:", file=sys.stderr)
+    streamed = []
+
+    def on_text(text):
+        streamed.append(text)
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    def on_status(text):
+        sys.stdout.write(f"\n[{text}]\n")
+        sys.stdout.flush()
+
+    with SimChecker(puzzle.id) as passes:
+        outcome = ask_hint(puzzle, args.level, source, failure_context(result), shown, settings, passes=passes,
+                           on_text=on_text, on_status=on_status, log=HintLog(default_root() / "ai-hints.jsonl"))
+    if outcome.source == "ai":
+        if "".join(streamed).strip() != outcome.text.strip():  # code was held back: show the checked whole
+            print("\n\n--- the whole hint, its code checked ---\n" + outcome.text)
+        else:
+            print()
+        print(f"[{outcome.usage.text()}]", file=sys.stderr)
+    else:
+        if streamed:
+            print()
+        if outcome.note:
+            print(outcome.note, file=sys.stderr)
+        print(f"Hint {min(args.level, 3)} ({level_name(min(args.level, 3))}): {outcome.text}")
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from .ai.config import config_path, settings_for
+    from .ai.llm import AIError, complete
+
+    settings = settings_for(args)
+    path = config_path()
+    print(f"settings file: {path} ({'found' if path.is_file() else 'not there: defaults'})")
+    print(f"model:    {settings.model or '(none)'}")
+    print(f"api_base: {settings.api_base or '(the provider default)'}"
+          + (" (local)" if settings.local_endpoint else ""))
+    print(f"offline:  {'yes' if settings.offline else 'no'}")
+    print(f"full-code hints: {'allowed' if settings.full_code_hints else 'not allowed'}")
+    known = [v for v in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "MISTRAL_API_KEY",
+                         "GROQ_API_KEY", "OPENROUTER_API_KEY", "HOSTED_VLLM_API_KEY") if os.environ.get(v)]
+    if settings.api_key_env:
+        state = "set" if os.environ.get(settings.api_key_env) else "NOT set"
+        print(f"key:      from ${settings.api_key_env} ({state})")
+    else:
+        print(f"keys in the environment: {', '.join(known) if known else 'none of the usual variables'}")
+    reason = settings.unavailable()
+    if reason:
+        print(f"AI hints: off: {reason}. Authored hints work without a model.")
+        return 1
+    print("asking for one word ...", flush=True)
+    messages = [{"role": "user", "content": "Reply with the single word: ready"}]
+    try:
+        stream = complete(settings, messages, max_tokens=8)
+    except AIError as e:
+        print(f"FAILED ({e.kind}): {e.message}")
+        return 1
+    print(f"OK: {settings.model} answered {stream.text.strip()[:40]!r} ({stream.usage.text()})")
+    return 0
+
+
+def cmd_config(args) -> int:
+    from .ai.config import EXAMPLE, config_path, load_settings
+
+    if args.check:
+        return cmd_doctor(args)
+    path = config_path()
+    if args.init:
+        if path.exists():
+            raise UsageError(f"{path} exists; edit it, or remove it first")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(EXAMPLE, encoding="utf-8")
+        print(f"wrote {path}")
+        return 0
+    settings = load_settings()
+    print(f"settings file: {path} ({'found' if path.is_file() else 'not there'})")
+    print(f"model = {settings.model!r}, api_base = {settings.api_base!r}, offline = {settings.offline}, "
+          f"full_code_hints = {settings.full_code_hints}")
+    return 0
 
 
 def cmd_content_check(args) -> int:

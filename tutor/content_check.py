@@ -15,6 +15,7 @@ import time
 
 from .engine.runner import Runner
 from .puzzles import ContentError, Puzzle, load_catalog
+from .sourcelines import code_lines, norm
 
 N_RANDOM = 6
 
@@ -83,27 +84,13 @@ def static_defects(puzzle: Puzzle) -> list[str]:
     return defects
 
 
-def _norm(line: str) -> str:
-    return " ".join(line.split())
-
-
-def code_lines(source: str) -> set[str]:
-    out = set()
-    for raw in source.splitlines():
-        code = raw.split("#", 1)[0] if not raw.lstrip().startswith(("'", '"')) else raw
-        code = _norm(code)
-        if code:
-            out.add(code)
-    return out
-
-
 def hint_leaks(puzzle: Puzzle) -> list[tuple[int, str]]:
     """Reference lines (not already in the starter) that a hint repeats as a whole line."""
     ref = code_lines(puzzle.reference) - code_lines(puzzle.starter)
     leaks = []
     for n, hint in enumerate(puzzle.hints, 1):
         for raw in hint.splitlines():
-            text = _norm(raw.strip().strip("`").removeprefix(">").strip())
+            text = norm(raw.strip().strip("`").removeprefix(">").strip())
             if text in ref:
                 leaks.append((n, text))
     return leaks

@@ -61,6 +61,7 @@ class TutorApp(App):
         Binding("ctrl+w", "toggle_watch", "Watch", id="watch", priority=True,
                 tooltip="Re-run a moment after you stop typing"),
         Binding("ctrl+h", "hint", "Hint", id="hint", priority=True, tooltip="Reveal the next hint"),
+        Binding("escape", "cancel_hint", "Cancel hint", show=False, id="cancel_hint", priority=True),
         Binding("h", "hint", "Hint", show=False, id="hint_h"),
         Binding("f2", "puzzles", "Puzzles", id="puzzles", tooltip="All puzzles and your progress"),
         Binding("ctrl+n", "next_puzzle", "Next", id="next", priority=True),
@@ -80,8 +81,11 @@ class TutorApp(App):
 
     def __init__(self, *, catalog: Catalog | None = None, store: Store | None = None,
                  backend: str | None = None, puzzle: str | None = None, runner_timeout: float = 10.0,
-                 seed: int | None = None, repeatable: bool = False):
+                 seed: int | None = None, repeatable: bool = False, ai_settings=None):
         super().__init__()
+        from ..ai.config import AISettings
+
+        self.ai_settings = ai_settings or AISettings()  # no model: authored hints, no network
         self.seed = seed  # fixed only for repeatable screenshots and tests; learners get fresh values
         self.repeatable = repeatable  # screenshots: no timings, no blinking cursor
         self.catalog = catalog or load_catalog(on_demand=True)
@@ -101,6 +105,8 @@ class TutorApp(App):
         self._watch_timer = None
         self._pending_run = None
         self.last_result = None
+        self._hint_cancel = None  # a threading.Event while an AI hint streams
+        self._full_code_asked = False
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -185,6 +191,9 @@ class TutorApp(App):
         editor.load_text(code)
         self.query_one("#lesson", Markdown).update(self._lesson_text())
         progress = self.store.progress(puzzle_id)
+        if self._hint_cancel is not None:
+            self._hint_cancel.set()  # a hint for the puzzle left behind is of no use
+        self._full_code_asked = False
         self.query_one(HintsPanel).show_puzzle(self.puzzle, progress.hint_levels_used)
         self.query_one(VerdictView).clear()
         self.query_one(ThreadPane).show_runs([])
@@ -260,11 +269,73 @@ class TutorApp(App):
         self.push_screen(HelpScreen(self.BINDINGS))
 
     def action_hint(self) -> None:
-        level = self.query_one(HintsPanel).reveal_next()
-        if level:
-            self.store.record_hint(self.puzzle.id, level)
-        else:
-            self.notify("No more authored hints for this puzzle.")
+        panel = self.query_one(HintsPanel)
+        if panel.streaming:
+            self.notify("A hint is on its way (esc cancels it).")
+            return
+        if self.ai_settings.unavailable() is not None:
+            level = panel.reveal_next()
+            if level:
+                self.store.record_hint(self.puzzle.id, level)
+            else:
+                self.notify("No more authored hints for this puzzle.")
+            return
+        level = panel.shown + 1
+        if level > 3:
+            if not self.ai_settings.full_code_hints:
+                self.notify("That was the last hint level; full solutions are off by your facilitator's policy.")
+                return
+            if not self._full_code_asked:
+                self._full_code_asked = True
+                self.notify("That was the last hint. Press ctrl+h again to see full code.")
+                return
+            level = 4
+        import threading
+
+        self._hint_cancel = threading.Event()
+        panel.begin_ai(level, self.ai_settings.model)
+        self._ai_hint(self.puzzle, level, self.query_one("#editor", TextArea).text, self.last_result,
+                      [h for h in self.puzzle.hints[: panel.shown]], self._hint_cancel)
+
+    def check_action(self, action: str, parameters) -> bool | None:
+        if action == "cancel_hint":  # escape is the editor's and the dialogs' unless a hint streams
+            return self._hint_cancel is not None
+        return super().check_action(action, parameters)
+
+    def action_cancel_hint(self) -> None:
+        if self._hint_cancel is not None:
+            self._hint_cancel.set()
+
+    @work(thread=True, group="hint", exit_on_error=False)
+    def _ai_hint(self, puzzle, level, source, result, shown, cancel) -> None:
+        """Off the UI thread: litellm's import and the model's stream; the guard's checks run in
+        the engine's child process."""
+        from ..ai.hints import HintLog, HintOutcome, SimChecker, ask_hint, failure_context
+
+        panel = self.query_one(HintsPanel)
+        try:
+            with SimChecker(puzzle.id, timeout=self._runner_timeout) as passes:
+                outcome = ask_hint(puzzle, level, source, failure_context(result), shown, self.ai_settings,
+                                   passes=passes, cancel=cancel,
+                                   on_text=lambda t: self.call_from_thread(panel.stream, t),
+                                   on_status=lambda t: self.call_from_thread(panel.status, t),
+                                   log=HintLog(self.store.root / "ai-hints.jsonl"))
+        except Exception as e:  # never a traceback in the panel: one line, and the authored hint
+            from ..ai.hints import authored_hint
+
+            outcome = HintOutcome(level, authored_hint(puzzle, min(level, 3)) or "", "authored",
+                                  note=f"The AI hint failed ({type(e).__name__}: {e}); here is the authored one.")
+        self.call_from_thread(self._hint_done, puzzle.id, outcome)
+
+    def _hint_done(self, puzzle_id: str, outcome) -> None:
+        self._hint_cancel = None
+        if puzzle_id != self.puzzle.id:
+            return  # the learner moved on; the panel shows the new puzzle
+        self.query_one(HintsPanel).finish_ai(outcome)
+        if not outcome.cancelled:
+            self.store.record_hint(puzzle_id, outcome.level)  # the ladder position, AI or authored
+            if outcome.source == "ai":
+                self.store.record_hint(puzzle_id, outcome.level, ai=True)
 
     def action_switch_backend(self) -> None:
         choices = [b for b in BACKENDS if b != "numba-sim"]
@@ -401,6 +472,8 @@ class TutorApp(App):
         self.exit()
 
     def on_unmount(self) -> None:
+        if self._hint_cancel is not None:
+            self._hint_cancel.set()
         self.autosaver.flush()
         for runner in (self.runner, self.compiler):
             if runner is not None:
@@ -409,7 +482,8 @@ class TutorApp(App):
 
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
-             repeatable: bool = False) -> TutorApp:
+             repeatable: bool = False, ai_settings=None) -> TutorApp:
     """The app as the CLI and the tests build it: same wiring, their own data directory."""
     return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
-                    puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable)
+                    puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
+                    ai_settings=ai_settings)

@@ -10,6 +10,7 @@ ACTIONS = [
     ("Run the kernel", "run", "ctrl+r / f5"),
     ("Toggle watch mode", "toggle_watch", "ctrl+w"),
     ("Reveal the next hint", "hint", "ctrl+h"),
+    ("Cancel the AI hint on its way", "cancel_hint", "escape"),
     ("Puzzle list", "puzzles", "f2"),
     ("Next puzzle", "next_puzzle", "ctrl+n"),
     ("Previous puzzle", "previous_puzzle", "ctrl+b"),

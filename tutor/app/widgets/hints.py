@@ -1,6 +1,7 @@
-"""The hints panel: authored hints revealed one level at a time, never all at once.
+"""The hints panel: hints revealed one level at a time, never all at once.
 
-The AI hint (a later feature) streams into the same panel; the ladder here is what serves offline.
+Authored hints serve offline. With a model configured, an AI hint streams into the same panel as it
+arrives (its code held back until the leak guard has passed it), and then shows whole.
 """
 
 from __future__ import annotations
@@ -31,13 +32,62 @@ class HintsPanel(Vertical):
         super().__init__(**kwargs)
         self._hints: list[str] = []
         self.shown = 0
+        self._ai: dict[int, tuple[str, str]] = {}  # level -> (heading, Markdown) of AI hints this visit
+        self._streaming: int | None = None
+        self._status = ""
 
     def compose(self) -> ComposeResult:
-        yield Static("Hints: press ctrl+h (or h outside the editor) for a nudge.", id="hints-title")
+        yield Static("Hints: press ctrl+h (or h outside the editor) for a nudge.", id="hints-title", markup=False)
 
     def show_puzzle(self, puzzle, already_shown: int) -> None:
         self._hints = list(puzzle.hints)
         self.shown = min(already_shown, len(self._hints))
+        self._ai.clear()
+        self._streaming = None
+        self._status = ""
+        self._refresh_hints()
+
+    @property
+    def streaming(self) -> bool:
+        return self._streaming is not None
+
+    def begin_ai(self, level: int, model: str) -> None:
+        self._streaming = level
+        self._status = f"asking {model} · esc cancels"
+        self._ai[level] = (f"Hint {level} (AI · {LEVEL_NAMES.get(level, 'full code')})", "")
+        self._refresh_hints()
+
+    def stream(self, text: str) -> None:
+        if self._streaming is None:
+            return
+        heading, so_far = self._ai[self._streaming]
+        self._ai[self._streaming] = (heading, so_far + text)
+        self._refresh_hints()
+
+    def status(self, text: str) -> None:
+        """A line under the title: a withheld reply, a failure, what a hint cost."""
+        self._status = text
+        if self._streaming is not None:
+            heading, _ = self._ai[self._streaming]
+            self._ai[self._streaming] = (heading, "")  # the withheld text goes; the next attempt streams
+        self._refresh_hints()
+
+    def finish_ai(self, outcome) -> None:
+        """The hint shown whole: the model's (guard passed) or the authored one for that level."""
+        level = outcome.level
+        self._streaming = None
+        if outcome.cancelled:
+            self._ai.pop(level, None)
+            self._status = "Hint cancelled."
+        elif outcome.source == "ai":
+            heading = self._ai.get(level, (f"Hint {level} (AI)", ""))[0]
+            self._ai[level] = (heading, outcome.text)
+            self._status = outcome.usage.text() + (f" · {outcome.leaks} reply(ies) withheld" if outcome.leaks else "")
+        else:
+            self._ai.pop(level, None)
+            self._status = outcome.note or ""
+        if not outcome.cancelled:
+            self.shown = max(self.shown, min(level, len(self._hints)))
         self._refresh_hints()
 
     def reveal_next(self) -> int | None:
@@ -51,17 +101,24 @@ class HintsPanel(Vertical):
     def _refresh_hints(self) -> None:
         parts = []
         for n, text in enumerate(self._hints[: self.shown], 1):
+            if n in self._ai:
+                continue
             parts.append(f"**Hint {n} ({LEVEL_NAMES.get(n, 'more')})** {text}")
+        for n in sorted(self._ai):
+            heading, text = self._ai[n]
+            parts.append(f"**{heading}** {text or '…'}")
         left = len(self._hints) - self.shown
         title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · ctrl+h for the next" if left else "")
-                 if self.shown else "Hints: press ctrl+h (or h outside the editor) for a nudge.")
+                 if self.shown or self._ai else "Hints: press ctrl+h (or h outside the editor) for a nudge.")
+        if self._status:
+            title += f"\n{self._status}"
         self.query_one("#hints-title", Static).update(title)
         found = self.query("#hints-text")
         if not parts and not found:
             return  # no Markdown widget until there is a hint to show: it is costly to build
-        text = found.first(Markdown) if found else None
-        if text is None:
-            text = Markdown(id="hints-text")
-            self.mount(text)
+        if not found:  # built with its text: an update before it is mounted would be lost
+            self.mount(Markdown("\n\n".join(parts), id="hints-text"))
+            return
+        text = found.first(Markdown)
         text.update("\n\n".join(parts))
         text.display = bool(parts)

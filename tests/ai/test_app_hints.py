@@ -1,0 +1,156 @@
+"""The app's hint key with a model (a scripted provider through litellm), and without one offline."""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from scripted import register
+from textual.widgets import Markdown, Static
+
+from tutor.ai.config import AISettings
+from tutor.app.app import make_app
+from tutor.app.widgets.hints import HintsPanel
+
+ROOT = Path(__file__).resolve().parents[2]
+WRONG = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i]\n"
+
+
+def run_app(coro, tmp_path, settings):
+    async def main():
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause()
+            await coro(app, pilot)
+
+    asyncio.run(main())
+
+
+async def hint_done(app, pilot, timeout=60):
+    panel = app.query_one(HintsPanel)
+    started = time.monotonic()
+    await pilot.pause(0.05)
+    while panel.streaming:
+        assert time.monotonic() - started < timeout, "the hint never finished"
+        await pilot.pause(0.05)
+    await pilot.pause(0.1)
+    return panel
+
+
+def panel_text(panel):
+    title = str(panel.query_one("#hints-title", Static).render())
+    found = panel.query("#hints-text")
+    body = found.first(Markdown).source if found else ""
+    return title, body
+
+
+def test_an_ai_hint_streams_into_the_panel_and_is_recorded(tmp_path):
+    register(["Look at your line 7: what happens to each value before you store it?"])
+
+    async def check(app, pilot):
+        app.query_one("#editor").load_text(WRONG)
+        await pilot.press("ctrl+h")
+        panel = await hint_done(app, pilot)
+        title, body = panel_text(panel)
+        assert "Hint 1 (AI · a nudge)" in body and "what happens to each value" in body
+        assert "tokens" in title and "$" in title
+        progress = app.store.progress("map")
+        assert progress.ai_hints_used == 1 and progress.hint_levels_used == 1
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor"))
+
+
+def test_a_hint_that_leaks_is_replaced_by_the_authored_one_with_a_note(tmp_path, catalog):
+    leak = "Write:\n```python\nj = cuda.threadIdx.x\nout[j] = a[j] + 10\n```"
+    register([leak, leak, leak])
+
+    async def check(app, pilot):
+        app.query_one("#editor").load_text(WRONG)
+        await pilot.press("ctrl+h")
+        panel = await hint_done(app, pilot)
+        title, body = panel_text(panel)
+        assert catalog.get("map").hints[0] in body and "out[j]" not in body
+        assert "gave the answer away 3 time(s)" in title
+        assert app.store.progress("map").ai_hints_used == 0
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor"))
+
+
+def test_escape_cancels_a_slow_hint(tmp_path):
+    register([("slow", 0.3, "word " * 60)])
+
+    async def check(app, pilot):
+        await pilot.press("ctrl+h")
+        await pilot.pause(1.5)
+        panel = app.query_one(HintsPanel)
+        assert panel.streaming
+        await pilot.press("escape")
+        panel = await hint_done(app, pilot, timeout=5)
+        assert "Hint cancelled." in panel_text(panel)[0] and panel.shown == 0
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor"))
+
+
+APP_OFFLINE = """
+import asyncio, socket, sys
+def refuse(*a, **k):
+    raise OSError("no network in this test")
+socket.socket.connect = refuse
+socket.getaddrinfo = refuse
+from tutor.ai.config import AISettings
+from tutor.app.app import make_app
+from tutor.app.widgets.hints import HintsPanel
+
+async def main():
+    settings = AISettings(model="openai/gpt-4o-mini", offline=True)
+    app = make_app(data_dir=sys.argv[1], backend="sim", ai_settings=settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+h")
+        await pilot.pause(0.5)
+        print("SHOWN:", app.query_one(HintsPanel).shown)
+        found = app.query("#hints-text")
+        print("HINT:", found.first().source if found else "")
+asyncio.run(main())
+print("LITELLM:", "litellm" in sys.modules)
+"""
+
+
+def _no_network_prefix():
+    ok = subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0 if \
+        os.path.exists("/usr/bin/unshare") else False
+    return ["unshare", "-rn"] if ok else []
+
+
+def test_offline_the_app_serves_authored_hints_without_litellm_or_network(tmp_path, catalog):
+    done = subprocess.run([*_no_network_prefix(), sys.executable, "-c", APP_OFFLINE, str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert catalog.get("map").hints[0] in done.stdout
+    assert "LITELLM: False" in done.stdout
+
+
+CLI_OFFLINE = """
+import socket, sys
+def refuse(*a, **k):
+    raise OSError("no network in this test")
+socket.socket.connect = refuse
+socket.getaddrinfo = refuse
+from tutor.cli import main
+rc = main(["hint", "map", sys.argv[1], "--offline", "--model", "openai/gpt-4o-mini", "--level", "2"])
+print("RC:", rc, "LITELLM:", "litellm" in sys.modules)
+"""
+
+
+def test_offline_the_hint_command_prints_the_authored_hint_without_litellm_or_network(tmp_path, catalog):
+    kernel = tmp_path / "map.py"
+    kernel.write_text(WRONG)
+    env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(tmp_path / "c.toml")}
+    (tmp_path / "c.toml").write_text("[ai]\nmodel = \"openai/gpt-4o-mini\"\n")
+    done = subprocess.run([*_no_network_prefix(), sys.executable, "-c", CLI_OFFLINE, str(kernel)],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert catalog.get("map").hints[1] in done.stdout and "offline" in done.stderr
+    assert "RC: 0 LITELLM: False" in done.stdout

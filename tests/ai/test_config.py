@@ -1,0 +1,74 @@
+"""Settings: the file, the environment variable naming it, the flags, and what offline allows."""
+
+import pytest
+
+from tutor.ai.config import AISettings, ConfigError, is_local_url, load_settings, settings_for
+
+
+def write(tmp_path, text):
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_file_sets_the_model_the_local_server_and_the_policy(tmp_path):
+    s = load_settings(write(tmp_path, '[ai]\nmodel = "ollama_chat/llama3"\napi_base = "http://127.0.0.1:11434"\n'
+                                      'offline = true\ntimeout = 5\n[policy]\nfull_code_hints = true\n'))
+    assert (s.model, s.api_base, s.offline, s.timeout, s.full_code_hints) == \
+        ("ollama_chat/llama3", "http://127.0.0.1:11434", True, 5.0, True)
+    assert s.unavailable() is None  # offline, but the server is on this machine
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[ai]\napi_key = "sk-123"\n', ["api_key", "keys are not kept in files", "OPENAI_API_KEY"]),
+    ('[ai]\nmodle = "x"\n', ["unknown key 'modle'", "model"]),
+    ('[ai]\noffline = "yes"\n', ["offline must be bool"]),
+    ('[ai]\ntimeout = 0\n', ["timeout must be more than 0"]),
+    ('[hints]\n', ["unknown section"]),
+    ('[ai\n', ["not valid TOML"]),
+])
+def test_bad_files_name_the_file_the_key_and_the_fix(tmp_path, text, words):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert str(path) in str(caught.value)
+    for w in words:
+        assert w in str(caught.value)
+
+
+def test_the_environment_variable_names_the_file_and_flags_override_it(tmp_path, monkeypatch):
+    path = write(tmp_path, '[ai]\nmodel = "openai/gpt-4o-mini"\n')
+    monkeypatch.setenv("GPU_TUTOR_CONFIG", str(path))
+
+    class Args:
+        model = None
+        api_base = "http://192.168.1.20:8000/v1"
+        offline = True
+
+    s = settings_for(Args())
+    assert (s.model, s.api_base, s.offline, s.source) == ("openai/gpt-4o-mini", Args.api_base, True, str(path))
+    assert s.unavailable() is None  # a LAN server is allowed offline
+    monkeypatch.setenv("GPU_TUTOR_CONFIG", str(tmp_path / "missing.toml"))
+    with pytest.raises(ConfigError, match="no such config file"):
+        settings_for(Args())
+
+
+def test_offline_refuses_remote_servers_and_host_names():
+    assert AISettings(model="openai/gpt-4o-mini", offline=True).unavailable().startswith("offline")
+    assert AISettings(model="x/y", offline=True, api_base="https://api.example.com").unavailable()
+    assert AISettings(model="x/y", offline=True, api_base="http://gpu-box:8000").unavailable()  # DNS is network
+    assert AISettings().unavailable().startswith("no model")
+
+
+@pytest.mark.parametrize("url, local", [("http://localhost:8080/v1", True), ("http://127.0.0.1:1", True),
+                                        ("http://[::1]:80", True), ("http://10.0.0.5", True),
+                                        ("192.168.0.2:11434", True), ("https://api.openai.com/v1", False),
+                                        ("http://8.8.8.8", False), ("http://ollama.local", False)])
+def test_what_counts_as_local(url, local):
+    assert is_local_url(url) is local
+
+
+def test_the_key_comes_from_the_named_variable_only(monkeypatch):
+    monkeypatch.setenv("MY_KEY", "secret")
+    assert AISettings(api_key_env="MY_KEY").api_key() == "secret"
+    assert AISettings().api_key() is None

@@ -1,0 +1,129 @@
+"""AI hints through litellm's real code path with a scripted provider (litellm's CustomLLM)."""
+
+import threading
+
+import pytest
+from scripted import register
+
+from tutor.ai.config import AISettings
+from tutor.ai.hints import CodeHolder, HintLog, SimChecker, ask_hint, build_messages, failure_context
+from tutor.engine.runner import Runner
+
+WRONG = """from numba import cuda
+
+
+@cuda.jit
+def kernel(out, a):
+    i = cuda.threadIdx.x
+    out[i] = a[i]
+"""
+
+SETTINGS = AISettings(model="scripted/tutor", timeout=10)
+
+
+@pytest.fixture(scope="module")
+def map_case(catalog):
+    puzzle = catalog.get("map")
+    with Runner("sim") as runner:
+        result = runner.check("map", WRONG, keep_traces=True, compile=False)
+    with SimChecker("map") as passes:
+        yield puzzle, failure_context(result), passes
+
+
+def ask(map_case, level=1, settings=SETTINGS, **kw):
+    puzzle, context, passes = map_case
+    return ask_hint(puzzle, level, WRONG, context, [], settings, passes=passes, **kw)
+
+
+def test_the_context_names_the_failure_and_the_failing_threads_accesses_but_not_the_reference(map_case):
+    puzzle, context, _ = map_case
+    assert "wrong" in context.lower() and "Trace of block (0,), thread" in context
+    messages = build_messages(puzzle, 2, WRONG, context, ["an earlier hint"])
+    text = "\n".join(m["content"] for m in messages)
+    assert "  7 | " in text and "an earlier hint" in text and "level 2 of 4: the idea" in text
+    assert "out[local_i] = a[local_i] + 10" not in text  # the reference's line never goes out
+
+
+def test_a_normal_hint_streams_as_text_and_reports_tokens_and_cost(map_case, tmp_path):
+    provider = register(["What does your line 7 do to each value before storing it?"])
+    pieces = []
+    outcome = ask(map_case, on_text=pieces.append, log=HintLog(tmp_path / "log.jsonl"))
+    assert outcome.source == "ai" and outcome.leaks == 0
+    assert len(pieces) > 3 and "".join(pieces) == outcome.text  # word by word, as it arrived
+    assert outcome.usage.prompt_tokens == 100 and outcome.usage.completion_tokens == 12
+    assert outcome.usage.cost_usd == pytest.approx(100 * 1e-6 + 12 * 2e-6)
+    assert "Trace of block" in provider.calls[0][1]["content"]
+    assert '"event": "hint"' in (tmp_path / "log.jsonl").read_text()
+
+
+def test_a_leaking_hint_is_withheld_and_the_model_is_asked_again_with_the_reason(map_case, tmp_path):
+    leak = "Replace your body with:\n```python\nj = cuda.threadIdx.x\nout[j] = a[j] + 10\n```"
+    provider = register([leak, "Which number do you add to each element?"])
+    pieces, statuses = [], []
+    outcome = ask(map_case, on_text=pieces.append, on_status=statuses.append, log=HintLog(tmp_path / "l.jsonl"))
+    assert outcome.source == "ai" and outcome.text == "Which number do you add to each element?"
+    assert outcome.leaks == 1 and outcome.attempts == 2
+    assert "out[j]" not in "".join(pieces)  # the code was held back while streaming
+    assert statuses and "Withheld" in statuses[0]
+    assert "withheld because its code" in provider.calls[1][-1]["content"]
+    assert "leak_withheld" in (tmp_path / "l.jsonl").read_text()
+
+
+def test_three_leaks_give_the_authored_hint(map_case):
+    leak = "Use `out[j] = a[j] + 10` with `j = cuda.threadIdx.x`."
+    register([leak, leak, leak])
+    outcome = ask(map_case)
+    assert outcome.source == "authored" and outcome.leaks == 3
+    assert outcome.text == map_case[0].hints[0] and "gave the answer away 3 time(s)" in outcome.note
+
+
+@pytest.mark.parametrize("exc_name, kind", [("AuthenticationError", "auth"), ("RateLimitError", "rate_limit"),
+                                            ("Timeout", "timeout")])
+def test_provider_errors_give_one_line_and_the_authored_hint(map_case, exc_name, kind):
+    from tutor.ai.llm import import_litellm
+
+    litellm = import_litellm()
+    exc = getattr(litellm, exc_name)(message="scripted failure", llm_provider="scripted", model="scripted/tutor")
+    register([exc])
+    outcome = ask(map_case, level=2)
+    assert outcome.source == "authored" and outcome.text == map_case[0].hints[1]
+    assert "\n" not in outcome.note and "Traceback" not in outcome.note
+    assert {"auth": "key", "rate_limit": "rate limited", "timeout": "no answer within"}[kind] in outcome.note
+
+
+def test_a_slow_stream_is_cancelled(map_case):
+    register([("slow", 0.2, "word " * 100)])
+    cancel = threading.Event()
+    pieces = []
+
+    def on_text(t):
+        pieces.append(t)
+        if len(pieces) == 3:
+            cancel.set()
+
+    outcome = ask(map_case, on_text=on_text, cancel=cancel)
+    assert outcome.cancelled and len(pieces) == 3
+
+
+def test_no_model_means_the_authored_hint_without_importing_anything(map_case):
+    outcome = ask(map_case, level=3, settings=AISettings())
+    assert outcome.source == "authored" and outcome.text == map_case[0].hints[2]
+    assert "no model is configured" in outcome.note
+
+
+def test_full_code_is_refused_unless_the_policy_allows_it(map_case):
+    outcome = ask(map_case, level=4)
+    assert outcome.source == "authored" and "policy" in outcome.note
+    register(["```python\nfrom numba import cuda\n\n@cuda.jit\ndef kernel(out, a):\n"
+              "    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n```"])
+    allowed = AISettings(model="scripted/tutor", full_code_hints=True)
+    outcome = ask(map_case, level=4, settings=allowed)
+    assert outcome.source == "ai" and "a[i] + 10" in outcome.text
+
+
+def test_the_code_holder_shows_prose_and_holds_code_even_when_chunks_cut_the_fences():
+    holder = CodeHolder()
+    text = "See `x = 1` here.\n```py\nsecret = 2\n```\nDone ``."
+    shown = "".join(holder.feed(text[i:i + 3]) for i in range(0, len(text), 3))
+    assert "secret" not in shown and "x = 1" not in shown
+    assert shown.startswith("See ") and "here." in shown and "Done" in shown

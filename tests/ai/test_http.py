@@ -1,0 +1,101 @@
+"""litellm's real HTTP path: an OpenAI-compatible server on loopback, started by the test."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from loopback import ChatServer
+
+from tutor.ai.config import AISettings
+from tutor.ai.llm import AIError, complete
+
+ROOT = Path(__file__).resolve().parents[2]
+WRONG = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i]\n"
+
+
+@pytest.fixture(autouse=True)
+def key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback-test")
+
+
+def settings(server, **kw):
+    return AISettings(model="openai/tiny", api_base=server.url, **{"timeout": 10, **kw})
+
+
+def test_a_streamed_reply_arrives_in_pieces_with_usage():
+    with ChatServer(["Which index does thread 2 read?"]) as server:
+        pieces = []
+        stream = complete(settings(server), [{"role": "user", "content": "hint please"}], on_delta=pieces.append)
+    assert stream.text == "Which index does thread 2 read?" and len(pieces) == 6
+    assert stream.usage.completion_tokens == 6 and stream.usage.prompt_tokens == 2
+    body = server.requests[0]["body"]
+    assert body["stream"] is True and body["model"] == "tiny"
+    assert server.requests[0]["authorization"] == "Bearer sk-loopback-test"
+
+
+@pytest.mark.parametrize("reply, kind", [(("status", 401), "auth"), (("status", 429), "rate_limit"),
+                                         (("status", 500), "server_error"), (("garbage",), "bad_reply")])
+def test_each_way_a_server_fails_is_one_clear_error(reply, kind):
+    with ChatServer([reply]) as server:
+        with pytest.raises(AIError) as caught:
+            complete(settings(server), [{"role": "user", "content": "x"}])
+    assert caught.value.kind == kind, caught.value.message
+    assert "\n" not in caught.value.message
+
+
+def test_a_reply_slower_than_the_timeout_is_a_timeout():
+    with ChatServer([("slow", 3.0, "late words here")]) as server:
+        with pytest.raises(AIError) as caught:
+            complete(settings(server, timeout=1), [{"role": "user", "content": "x"}])
+    assert caught.value.kind == "timeout", caught.value.message
+
+
+def test_a_server_that_is_not_running_is_unreachable():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens once this closes
+    down = AISettings(model="openai/tiny", api_base=f"http://127.0.0.1:{port}/v1", timeout=5)
+    with pytest.raises(AIError) as caught:
+        complete(down, [{"role": "user", "content": "x"}])
+    assert caught.value.kind == "unreachable", caught.value.message
+
+
+def _cli(*args, env_extra=None, tmp_path):
+    env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml"),
+           **(env_extra or {})}
+    (tmp_path / "none.toml").write_text("")
+    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=120)
+
+
+def test_the_hint_command_streams_an_ai_hint_over_http(tmp_path):
+    kernel = tmp_path / "map.py"
+    kernel.write_text(WRONG)
+    with ChatServer(["Your line 7 stores `a[i]` unchanged: what should be added?"]) as server:
+        done = _cli("hint", "map", str(kernel), "--level", "2", "--model", "openai/tiny", "--api-base", server.url,
+                    tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "Your line 7 stores" in done.stdout and "the whole hint, its code checked" in done.stdout
+    assert "a[i]" in done.stdout.split("checked ---")[1]
+    assert "openai/tiny" in done.stderr and "tokens" in done.stderr
+    sent = server.requests[0]["body"]["messages"][1]["content"]
+    assert "level 2 of 4" in sent and "  7 |     out[i] = a[i]" in sent
+    log = (tmp_path / "data" / "ai-hints.jsonl").read_text()
+    assert "sk-loopback-test" not in log and json.loads(log.splitlines()[0])["event"] == "hint"
+
+
+def test_doctor_reports_the_settings_and_one_request(tmp_path):
+    with ChatServer(["ready"]) as server:
+        ok = _cli("doctor", "--model", "openai/tiny", "--api-base", server.url, tmp_path=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "OK: openai/tiny answered 'ready'" in ok.stdout and "(local)" in ok.stdout
+    assert "sk-loopback-test" not in ok.stdout  # the key's variable is named, never its value
+    with ChatServer([("status", 401)]) as server:
+        bad = _cli("doctor", "--model", "openai/tiny", "--api-base", server.url, tmp_path=tmp_path)
+    assert bad.returncode == 1 and "FAILED (auth)" in bad.stdout
+    none = _cli("doctor", tmp_path=tmp_path)
+    assert none.returncode == 1 and "no model is configured" in none.stdout

@@ -1,0 +1,1 @@
+"""AI features: settings, the model call, hints (no Textual here)."""

@@ -1,0 +1,157 @@
+"""Which model the AI features talk to, and whether they may talk at all.
+
+Settings come from a TOML file (the platformdirs config directory, or the file named by
+GPU_TUTOR_CONFIG), then from flags. API keys are never read from or written to that file: litellm
+takes them from the provider's environment variables (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), and
+`api_key_env` may name another variable to read. Offline is a promise: the network may only be used
+for an `api_base` the user wrote down that is on this machine or the local network, given as
+`localhost` or an IP address (a host name would need DNS, which is the network).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+CONFIG_ENV = "GPU_TUTOR_CONFIG"
+
+EXAMPLE = """\
+# gpu-tutor settings. Keys never go here: litellm reads them from the provider's environment
+# variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), or name your own with api_key_env.
+[ai]
+# Any litellm model string: "openai/gpt-4o-mini", "anthropic/claude-3-5-haiku-latest",
+# "ollama_chat/qwen2.5-coder:7b", "hosted_vllm/Qwen/Qwen2.5-Coder-7B-Instruct", ...
+# model = "ollama_chat/qwen2.5-coder:7b"
+# api_base = "http://127.0.0.1:11434"   # a local server; needed for AI hints when offline
+# api_key_env = "MY_PROVIDER_KEY"       # optional: the variable that holds the key
+# offline = false                       # true: no network except a local api_base
+# timeout = 60                          # seconds per request
+# max_tokens = 700
+
+[policy]
+# full_code_hints = false   # true lets a learner who asks twice past the last hint see full code
+"""
+
+_AI_KEYS = {"model": str, "api_base": str, "api_key_env": str, "offline": bool, "timeout": (int, float),
+            "max_tokens": int}
+_POLICY_KEYS = {"full_code_hints": bool}
+
+
+class ConfigError(Exception):
+    """A settings file or flag that cannot be used; the message names the file, key and fix."""
+
+
+@dataclass(frozen=True)
+class AISettings:
+    model: str | None = None
+    api_base: str | None = None
+    api_key_env: str | None = None
+    offline: bool = False
+    timeout: float = 60.0
+    max_tokens: int = 700
+    full_code_hints: bool = False
+    source: str = "defaults"  # where the settings were read from, for `gpu-tutor doctor`
+
+    def with_overrides(self, *, model=None, api_base=None, offline=None) -> AISettings:
+        changes = {k: v for k, v in (("model", model), ("api_base", api_base), ("offline", offline))
+                   if v is not None}
+        return dataclasses.replace(self, **changes) if changes else self
+
+    @property
+    def local_endpoint(self) -> bool:
+        return self.api_base is not None and is_local_url(self.api_base)
+
+    def unavailable(self) -> str | None:
+        """Why no model may be called (None: it may). Never touches the network."""
+        if not self.model:
+            return "no model is configured (set one with --model or in the config file; `gpu-tutor doctor` helps)"
+        if self.offline and not self.local_endpoint:
+            return ("offline: AI hints need a model served on this machine or the local network "
+                    "(api_base = \"http://127.0.0.1:PORT\" or a LAN address)")
+        return None
+
+    def api_key(self) -> str | None:
+        """The key from the variable named by api_key_env (None: litellm looks for its own)."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+def is_local_url(url: str) -> bool:
+    host = urlparse(url if "://" in url else f"http://{url}").hostname
+    if host is None:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+def config_path() -> Path:
+    named = os.environ.get(CONFIG_ENV)
+    if named:
+        return Path(named).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("gpu-tutor", appauthor=False)) / "config.toml"
+
+
+def load_settings(path: Path | None = None) -> AISettings:
+    """Settings from the config file; a missing default file means defaults, a missing file named
+    by GPU_TUTOR_CONFIG (or passed in) is an error."""
+    explicit = path is not None or bool(os.environ.get(CONFIG_ENV))
+    path = path or config_path()
+    if not path.is_file():
+        if explicit:
+            raise ConfigError(f"{path}: no such config file (named by {CONFIG_ENV} or --config)")
+        return AISettings(source=f"defaults (no file at {path})")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    return settings_from_dict(raw, str(path))
+
+
+def settings_from_dict(raw: dict, where: str) -> AISettings:
+    unknown = set(raw) - {"ai", "policy"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown section(s) {sorted(unknown)}; allowed: [ai], [policy]")
+    values: dict = {"source": where}
+    for section, allowed in (("ai", _AI_KEYS), ("policy", _POLICY_KEYS)):
+        table = raw.get(section, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: [{section}] must be a table")
+        for key, value in table.items():
+            if key in ("api_key", "key", "token"):
+                raise ConfigError(f"{where}: [{section}] {key}: keys are not kept in files. Remove it and export the "
+                                  "provider's variable (e.g. OPENAI_API_KEY), or set api_key_env to a variable's name")
+            if key not in allowed:
+                raise ConfigError(f"{where}: [{section}] unknown key {key!r}; allowed: {', '.join(sorted(allowed))}")
+            kind = allowed[key]
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                names = " or ".join(t.__name__ for t in (kind if isinstance(kind, tuple) else (kind,)))
+                raise ConfigError(f"{where}: [{section}] {key} must be {names}, not {value!r}")
+            values[key] = value
+    if "timeout" in values:
+        values["timeout"] = float(values["timeout"])
+        if values["timeout"] <= 0:
+            raise ConfigError(f"{where}: [ai] timeout must be more than 0 seconds")
+    if values.get("max_tokens", 1) < 1:
+        raise ConfigError(f"{where}: [ai] max_tokens must be at least 1")
+    values["full_code_hints"] = values.get("full_code_hints", False)
+    return AISettings(**values)
+
+
+def settings_for(args=None) -> AISettings:
+    """The settings a command runs with: the file, then the flags --model, --api-base, --offline."""
+    settings = load_settings()
+    if args is None:
+        return settings
+    return settings.with_overrides(model=getattr(args, "model", None), api_base=getattr(args, "api_base", None),
+                                   offline=True if getattr(args, "offline", False) else None)

@@ -1,0 +1,253 @@
+"""An AI hint written for the learner's code and failure, that never hands over the answer.
+
+The flow, shared by the app and `gpu-tutor hint`: build the context (the puzzle's goal and rules,
+never the reference; the learner's code; the latest verdict; the failing thread's accesses; the
+hints already shown), stream the model's reply with code held back, judge the whole reply with the
+leak guard, ask again with the reason when it gives too much away (at most twice), and fall back
+to the authored hint for the level whenever the model cannot be used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .leakguard import LeakGuard
+from .llm import AIError, Cancelled, ChatStream, Usage
+
+LEVELS = {
+    1: ("a nudge", "One or two sentences ending in a question that points at the problem in their code. "
+                   "No code at all."),
+    2: ("the idea", "Name the concept they are missing and say where in their code it applies (cite line "
+                    "numbers). At most one short line of code, and only to illustrate the concept, never "
+                    "a line of the solution."),
+    3: ("near-pseudocode", "Plain-language steps, one per line, close to pseudocode but not Python: the "
+                           "learner must still write every line of code."),
+    4: ("full solution", "The learner asked twice and their facilitator allows it: give a complete, "
+                         "working kernel in one ```python block, then explain each line."),
+}
+MAX_RETRIES = 2       # re-asks after a withheld hint, then the authored hint
+MAX_TRACE_LINES = 40  # of the failing thread's accesses
+
+SYSTEM = """You are gpu-tutor's coach for a learner writing a Numba-CUDA kernel (Python, `from numba import cuda`).
+You write ONE hint at the level asked for. Teach; never hand over the answer: no full solution, no \
+line of code the learner could paste to pass, unless the level says otherwise. Refer to the learner's \
+own lines by number and to the failure the checker reported (which block, thread and index). \
+Be concrete and kind; at most 120 words; Markdown."""
+
+
+@dataclass
+class HintOutcome:
+    level: int
+    text: str                    # Markdown, shown whole
+    source: str                  # "ai" or "authored"
+    note: str | None = None      # one line: why the authored hint is shown, what was withheld
+    usage: Usage = field(default_factory=Usage)
+    leaks: int = 0               # replies withheld by the guard
+    attempts: int = 0
+    cancelled: bool = False
+
+
+def level_name(level: int) -> str:
+    return LEVELS.get(level, ("more", ""))[0]
+
+
+def authored_hint(puzzle, level: int) -> str | None:
+    hints = list(puzzle.hints)
+    return hints[level - 1] if 1 <= level <= len(hints) else None
+
+
+def failure_context(result) -> str:
+    """The latest verdict as text, then what the first failing thread did, access by access."""
+    if result is None:
+        return "The learner has not run their kernel yet."
+    from ..engine.textview import verdict_text
+
+    parts = [verdict_text(result.verdict)]
+    run = next((r for r in getattr(result, "runs", []) or [] if r.trace is not None and r.failures), None)
+    if run is not None:
+        from ..engine.gridmodel import GridModel
+
+        model = GridModel(run)
+        tid = model.default_thread()
+        block, thread = model.where(tid)
+        events = model.events_of(tid)
+        lines = [e.text() for e in events[:MAX_TRACE_LINES]]
+        if len(events) > MAX_TRACE_LINES:
+            lines.append(f"... {len(events) - MAX_TRACE_LINES} more accesses")
+        parts.append(f"Trace of block {block}, thread {thread} in config {model.config_name!r} "
+                     f"(status: {model.status(tid)}):\n" + ("\n".join(lines) or "(no memory accesses)"))
+    return "\n\n".join(parts)
+
+
+def build_messages(puzzle, level: int, learner: str, context: str, shown: list[str],
+                   feedback: str | None = None) -> list[dict]:
+    numbered = "\n".join(f"{n:3} | {line}" for n, line in enumerate(learner.splitlines(), 1))
+    name, how = LEVELS[level]
+    budget = ", ".join(f"{k} {v}" for k, v in (puzzle.budget or {}).items())
+    user = [f"# Puzzle: {puzzle.title}", puzzle.summary, "", "## The lesson (goal and rules)", puzzle.lesson.strip(),
+            "", f"Kernel signature: kernel({', '.join(puzzle.signature)})"]
+    if puzzle.constants:
+        user.append(f"Constants: {puzzle.constants}")
+    if budget:
+        user.append(f"Budgets per thread: {budget}")
+    user += ["", "## The learner's code", "```python", numbered, "```", "", "## What the checker said", context]
+    if shown:
+        user += ["", "## Hints already shown (do not repeat them; go one step further)"]
+        user += [f"- {h}" for h in shown]
+    user += ["", f"## Write hint level {level} of 4: {name}", how]
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(user)}]
+    if feedback:
+        messages.append({"role": "user", "content": feedback})
+    return messages
+
+
+class CodeHolder:
+    """Streams prose and holds code back: fenced blocks and inline spans show as a placeholder
+    until the whole reply has passed the guard."""
+
+    PLACEHOLDER = " [code: shown once checked] "
+
+    def __init__(self):
+        self.pending = ""     # characters not yet decided (a backtick run may be cut by a chunk)
+        self.in_fence = False
+        self.in_inline = False
+        self.at_line_start = True
+
+    def feed(self, delta: str) -> str:
+        text = self.pending + delta
+        self.pending = ""
+        out = []
+        i = 0
+        while i < len(text):
+            if text[i] == "`":
+                j = i
+                while j < len(text) and text[j] == "`":
+                    j += 1
+                if j == len(text):  # a run at the end of the chunk: wait for the rest
+                    self.pending = text[i:]
+                    break
+                run = j - i
+                if run >= 3 and not self.in_inline:
+                    if not self.in_fence:
+                        out.append(self.PLACEHOLDER)
+                    self.in_fence = not self.in_fence
+                elif not self.in_fence:
+                    if not self.in_inline:
+                        out.append(self.PLACEHOLDER)
+                    self.in_inline = not self.in_inline
+                i = j
+                continue
+            ch = text[i]
+            if not (self.in_fence or self.in_inline):
+                out.append(ch)
+            elif self.in_inline and ch == "\n":
+                self.in_inline = False  # inline code never spans lines
+            i += 1
+        return "".join(out)
+
+
+class HintLog:
+    """Append-only JSONL of AI hint attempts and leaks: what a facilitator may audit. No keys,
+    no code (hashes only)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._lock = threading.Lock()
+
+    def write(self, **record) -> None:
+        if self.path is None:
+            return
+        record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **record}
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(record) + "\n")
+
+
+def ask_hint(puzzle, level: int, learner: str, context: str, shown: list[str], settings, *,
+             passes: Callable[[str], bool], on_text: Callable[[str], None] = lambda t: None,
+             on_status: Callable[[str], None] = lambda t: None, cancel: threading.Event | None = None,
+             log: HintLog | None = None) -> HintOutcome:
+    """One hint at `level`. `passes(source)` runs the checker in the engine's child process."""
+    cancel = cancel or threading.Event()
+    log = log or HintLog(None)
+    authored = authored_hint(puzzle, min(level, 3)) or "No authored hint at this level."
+    reason = settings.unavailable()
+    if reason:
+        return HintOutcome(level, authored, "authored", note=f"Authored hint: {reason}.")
+    if level == 4 and not settings.full_code_hints:
+        return HintOutcome(level, authored, "authored",
+                           note="Full solutions are off by your facilitator's policy; here is the last authored hint.")
+    guard = LeakGuard(puzzle.reference, puzzle.starter, learner, passes)
+    outcome = HintOutcome(level, authored, "authored")
+    feedback = None
+    code_hash = hashlib.sha256(learner.encode()).hexdigest()[:16]
+    for attempt in range(1 + MAX_RETRIES):
+        outcome.attempts = attempt + 1
+        messages = build_messages(puzzle, level, learner, context, shown, feedback)
+        holder = CodeHolder()
+        try:
+            stream = ChatStream(settings, messages, cancel=cancel)
+            for delta in stream:
+                visible = holder.feed(delta)
+                if visible:
+                    on_text(visible)
+        except Cancelled:
+            outcome.cancelled = True
+            outcome.note = "Hint cancelled."
+            log.write(event="cancelled", puzzle=puzzle.id, level=level, model=settings.model, code=code_hash)
+            return outcome
+        except AIError as e:
+            outcome.note = f"{e.message}. Here is the authored hint instead."
+            log.write(event="error", kind=e.kind, puzzle=puzzle.id, level=level, model=settings.model)
+            return outcome
+        outcome.usage.add(stream.usage)
+        text = stream.text.strip()
+        leak = guard.judge(text) if level < 4 else None
+        if leak is None:
+            outcome.text, outcome.source = text, "ai"
+            log.write(event="hint", puzzle=puzzle.id, level=level, model=settings.model, attempts=attempt + 1,
+                      leaks=outcome.leaks, prompt_tokens=outcome.usage.prompt_tokens,
+                      completion_tokens=outcome.usage.completion_tokens, cost_usd=outcome.usage.cost_usd,
+                      code=code_hash)
+            return outcome
+        outcome.leaks += 1
+        log.write(event="leak_withheld", puzzle=puzzle.id, level=level, model=settings.model, reason=leak.reason,
+                  attempt=attempt + 1, code=code_hash)
+        on_status(f"Withheld a hint that gave too much away ({leak.reason}); asking again.")
+        feedback = (f"Your hint was withheld because {leak.reason}. Write it again at level {level} without "
+                    "that code: explain the idea and let the learner write the code.")
+    outcome.note = (f"The model's hints gave the answer away {outcome.leaks} time(s); here is the authored hint "
+                    "instead.")
+    return outcome
+
+
+class SimChecker:
+    """`passes(source)` for the leak guard: the puzzle's checker on our simulator, in the engine's
+    child process (model-written code never runs in this one)."""
+
+    def __init__(self, puzzle_id: str, timeout: float = 10.0):
+        from ..engine.runner import Runner
+
+        self.puzzle_id = puzzle_id
+        self.runner = Runner("sim", timeout=timeout)
+
+    def __call__(self, source: str) -> bool:
+        result = self.runner.check(self.puzzle_id, source, "hint.py", seed=0, n_random=1, keep_traces=False,
+                                   compile=False)
+        return bool(result.verdict.passed)
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
