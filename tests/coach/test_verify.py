@@ -99,6 +99,16 @@ def test_a_race_is_rejected_even_when_the_numbers_come_out_right(task):
     assert "race" in kinds(verify_here(task, "sim", source))
 
 
+def test_a_kernel_a_gpu_would_reject_is_rejected_on_the_simulator_too(task):
+    # the simulator runs the list happily; the real Numba compiler (no GPU needed) does not
+    source = HONEST.replace("            out[i] = 2.0 * x[i]", "            xs = [2.0, 3.0]\n            out[i] = xs[0] * x[i]")
+    assert source != HONEST
+    result = verify_here(task, "sim", source)
+    compile_errors = [f for f in result["failures"] if f["kind"] == "compile_error"]
+    assert compile_errors and "`scale`" in compile_errors[0]["message"] and "(line" in compile_errors[0]["message"]
+    assert not result["correct"]
+
+
 def test_a_candidate_that_does_not_load_is_a_compile_error(task):
     assert kinds(verify_here(task, "sim", "def launch(out, x):\n    return (\n")) == {"compile_error"}
 

@@ -155,11 +155,21 @@ def _runner(backend: str, source: str):
         launch = module.namespace["launch"]
         cuda = module.cuda
 
+        compiled: set = set()
+
         def run(inputs, out_shape):
             out = np.full(out_shape, np.nan, dtype=np.float32)
             cuda.traces.clear()
+            cuda.launches.clear()
             launch(out, *inputs)
             moved, issues = 0, []
+            fresh = [launch for launch in cuda.launches if launch not in compiled]
+            if fresh:  # the real compiler sees each kernel once per argument types: what a GPU would reject
+                from ..engine.compile import compile_launches
+
+                compiled.update(fresh)
+                issues += [{"kind": f["kind"], "message": f["message"]}
+                           for f in compile_launches(source, "candidate.py", fresh)]
             from ..engine import detect
             from ..engine.trace import GLOBAL, OOB_READ, OOB_WRITE
 

@@ -74,11 +74,48 @@ def _compile(source, filename, signature, arg_types):
     return None
 
 
+def compile_launches(source: str, filename: str, launches) -> list[dict]:
+    """Compile every kernel a module launched (as the simulator saw it: name and argument types)
+    with the real compiler; one failure per kernel that a GPU would reject."""
+    from numba import cuda
+
+    from .loader import LoadError, load_module_for_numba
+
+    failures, seen = [], set()
+    try:
+        with no_device_needed():
+            namespace = load_module_for_numba(source, filename)
+    except LoadError as e:
+        return [{"kind": "compile_error", "message": e.message, "line": e.line}]
+    for name, types in launches:
+        if (name, types) in seen:
+            continue
+        seen.add((name, types))
+        kernel = namespace.get(name)
+        if kernel is None or not hasattr(kernel, "py_func"):
+            continue
+        import numba
+
+        try:
+            with no_device_needed():
+                cuda.compile_ptx(kernel.py_func, tuple(_numba_type(numba, t) for t in types), cc=CC)
+        except Exception as e:
+            line, message = trim_numba_error(str(e), filename, source)
+            failures.append({"kind": "compile_error", "line": line,
+                             "message": f"Numba cannot compile `{name}` for a GPU"
+                                        + (f" (line {line})" if line else "") + f": {message}"})
+    return failures
+
+
 def _numba_type(numba, t):
     if t[0] == "array":
         _, dtype, ndim = t
         base = getattr(numba, dtype)
         return base[(slice(None),) * (ndim - 1) + (slice(None, None, 1),)] if ndim > 1 else base[::1]
+    if t[0] == "float":
+        return numba.float64
+    if t[0] == "bool":
+        return numba.boolean
     return numba.int64
 
 

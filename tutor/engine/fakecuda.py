@@ -138,6 +138,7 @@ class FakeCuda:
     def __init__(self):
         self.launch = None  # the running Launch, set by the scheduler
         self.traces = []  # every launch's trace, for callers that launch through kernel[...]
+        self.launches = []  # (kernel name, argument types) of each launch, for the real compiler
         self.threadIdx = Dim3(0, 0, 0)
         self.blockIdx = Dim3(0, 0, 0)
         self.blockDim = Dim3()

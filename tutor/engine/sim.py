@@ -60,6 +60,7 @@ class SimKernel:
         blocks, threads = config[0], config[1]
 
         def launcher(*args):
+            self.cuda.launches.append((self.__name__, launch_types(args)))
             names = [f"arg{i}" for i in range(len(args))]
             launch = Launch(self, blocks, threads, list(zip(names, args)))
             trace = launch.run()
@@ -70,6 +71,21 @@ class SimKernel:
 
     def __call__(self, *args, **kwargs):
         raise TypeError("a kernel is launched with kernel[blocks, threads](...), not called directly")
+
+
+def launch_types(args) -> tuple:
+    """Each argument as the real compiler would type it: ('array', dtype, ndim), ('int',), ('float',)."""
+    out = []
+    for a in args:
+        if hasattr(a, "dtype") and hasattr(a, "ndim") and a.ndim > 0:
+            out.append(("array", str(a.dtype), int(a.ndim)))
+        elif isinstance(a, bool):
+            out.append(("bool",))
+        elif isinstance(a, (int,)) or (hasattr(a, "dtype") and a.dtype.kind in "iu"):
+            out.append(("int",))
+        else:
+            out.append(("float",))
+    return tuple(out)
 
 
 class ThreadCtx:
