@@ -101,7 +101,7 @@ def test_a_race_is_rejected_even_when_the_numbers_come_out_right(task):
 
 def test_a_kernel_a_gpu_would_reject_is_rejected_on_the_simulator_too(task):
     # the simulator runs the list happily; the real Numba compiler (no GPU needed) does not
-    source = HONEST.replace("            out[i] = 2.0 * x[i]", "            xs = [2.0, 3.0]\n            out[i] = xs[0] * x[i]")
+    source = HONEST.replace("        out[i] = 2.0 * x[i]", "        xs = [2.0, 3.0]\n        out[i] = xs[0] * x[i]")
     assert source != HONEST
     result = verify_here(task, "sim", source)
     compile_errors = [f for f in result["failures"] if f["kind"] == "compile_error"]
