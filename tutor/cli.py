@@ -11,11 +11,15 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from .ai.config import ConfigError
+from .engine.gpulock import waiting_text
 from .engine.runner import BACKENDS, DEFAULT_TIMEOUT, Runner, RunnerError, default_backend
 from .puzzles import ContentError, load_catalog
+from .workshop_cli import add_commands as add_workshop_commands
+from .workshop_cli import add_workshop_option, home_workshop
 
 
 class UsageError(Exception):
@@ -45,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="where the app runs kernels (default: gpu when one is present, else sim)")
     parser.add_argument("--puzzle", dest="app_puzzle", default=None, help="open the app on this puzzle")
     _ai_options(parser, default=None)
+    add_workshop_option(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("list", help="list the puzzles, track by track")
@@ -92,6 +97,29 @@ def build_parser() -> argparse.ArgumentParser:
     _ai_options(p)
     p.set_defaults(func=cmd_config)
 
+    p = sub.add_parser("optimise", aliases=["optimize"], help="the AI coach: a model proposes faster kernels, "
+                       "the verifier judges each, the judgement goes back, within your budget")
+    p.add_argument("target", nargs="?", help="a coaching task under kernels/ (e.g. softmax) or a solved puzzle id")
+    p.add_argument("file", nargs="?", help="the kernel to start from (yours, or the task's naive.py)")
+    p.add_argument("--budget", default="15m", help="wall time: 15m, 90s, 1h (default 15m)")
+    p.add_argument("--rounds", type=int, default=10, help="at most this many rounds (default 10)")
+    p.add_argument("--target", dest="target_score", type=float, default=None,
+                   help="stop once a verified candidate reaches this score (e.g. 2.0)")
+    p.add_argument("--samples", type=int, default=1, help="candidates asked for per round (default 1)")
+    p.add_argument("--max-tokens", dest="max_total_tokens", type=int, default=None, help="stop after this many tokens")
+    p.add_argument("--max-cost", dest="max_cost", type=float, default=None, help="stop after this many US dollars")
+    p.add_argument("--backend", choices=("sim", "gpu"), default=None,
+                   help="where candidates are judged (default: gpu when one is present, else sim)")
+    p.add_argument("--log", default=None, help="the JSONL log (default: a new file in the data folder)")
+    p.add_argument("--resume", default=None, help="continue the session in this log")
+    p.add_argument("--replay", default=None, help="print the rounds of a log and stop (no model needed)")
+    p.add_argument("--out", default=None, help="where to save the best candidate (never overwrites)")
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    _ai_options(p)
+    p.set_defaults(func=cmd_optimise)
+
+    add_workshop_commands(sub)  # workshop init|check, export, report
+
     p = sub.add_parser("content", help="content tools: `gpu-tutor content check`")
     csub = p.add_subparsers(dest="content_command", metavar="ACTION")
     cc = csub.add_parser("check", help="validate every puzzle (references pass, starters fail, hints leak nothing)")
@@ -132,8 +160,10 @@ def cmd_home(args) -> int:
             _puzzle(args.app_puzzle)
         from .ai.config import settings_for
 
-        settings = settings_for(args)  # a bad settings file is reported before the app opens
-        make_app(backend=args.app_backend, puzzle=args.app_puzzle, ai_settings=settings).run()
+        workshop = home_workshop(args)  # a bad workshop file is reported before the app opens
+        # A workshop's file decides the hints; otherwise a bad settings file is reported here too.
+        settings = workshop.ai_settings() if workshop else settings_for(args)
+        make_app(backend=args.app_backend, puzzle=args.app_puzzle, ai_settings=settings, workshop=workshop).run()
         return 0
     return cmd_orientation(args)
 
@@ -199,7 +229,8 @@ def cmd_check(args) -> int:
     puzzle, source, filename = _inputs(args)
     backend = args.backend or default_backend()
     with Runner(backend, timeout=args.timeout) as runner:
-        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=False)
+        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=False,
+                              on_wait=lambda n: print(waiting_text(n), file=sys.stderr, flush=True))
     verdict = result.verdict
     if args.json:
         print(json.dumps(verdict.to_json()))
@@ -344,6 +375,147 @@ def cmd_config(args) -> int:
     print(f"model = {settings.model!r}, api_base = {settings.api_base!r}, offline = {settings.offline}, "
           f"full_code_hints = {settings.full_code_hints}")
     return 0
+
+
+def cmd_optimise(args) -> int:
+    from .coach import optimise as opt
+
+    if args.replay:
+        path = Path(args.replay)
+        if not path.is_file():
+            raise UsageError(f"no such log: {args.replay}")
+        start, attempts = opt.read_log(path)
+        print(f"{path}: {start.get('target') if start else '?'} on {start.get('backend') if start else '?'}, "
+              f"model {start.get('model') if start else '?'}")
+        for a in attempts:
+            print(_attempt_line(a))
+        return 0
+    if not args.target or not args.file:
+        raise UsageError("give a TARGET (a task or a solved puzzle) and the FILE to start from, or --replay LOG")
+    from .ai.config import settings_for
+    from .engine.runner import default_backend
+    from .store import default_root
+
+    settings = settings_for(args)
+    backend = args.backend or default_backend()
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file}")
+    source = path.read_text(encoding="utf-8")
+    target = _optimise_target(args.target, source, backend)
+    reason = settings.unavailable()
+    if reason:
+        print(f"gpu-tutor optimise: {reason}.", file=sys.stderr)
+        _worked_answer(target, settings)
+        return 2
+    try:
+        budget = opt.Budget(rounds=args.rounds, wall_s=opt.parse_duration(args.budget), tokens=args.max_total_tokens,
+                            cost_usd=args.max_cost, target=args.target_score, samples=max(1, args.samples))
+    except ValueError as e:
+        raise UsageError(f"--budget: {e}") from None
+    resume = None
+    if args.resume:
+        log_path = Path(args.resume)
+        if not log_path.is_file():
+            raise UsageError(f"no such log to resume: {args.resume}")
+        _, resume = opt.read_log(log_path)
+    else:
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        log_path = Path(args.log) if args.log else default_root() / "optimise" / f"{target.name}-{stamp}.jsonl"
+    quiet = args.json
+
+    def on_event(kind, data):
+        if quiet:
+            return
+        if kind == "round":
+            print(f"round {data}: asking {settings.model} ...", file=sys.stderr, flush=True)
+        elif kind == "attempt":
+            print(_attempt_line(data), flush=True)
+
+    try:
+        result = opt.optimise(target, source, settings, budget, log_path=log_path, resume=resume, on_event=on_event)
+    finally:
+        if hasattr(target, "close"):
+            target.close()
+    saved = None
+    if result.best is not None:
+        saved = _unique_path(Path(args.out) if args.out else path.with_name(f"{path.stem}.optimised.py"))
+        saved.write_text(result.best.code, encoding="utf-8")
+    if args.json:
+        out = result.to_json()
+        out["diff"], out["saved_to"], out["log"] = result.diff(), str(saved) if saved else None, str(log_path)
+        print(json.dumps(out))
+        return 0 if result.best else 1
+    totals = result.totals()
+    print(f"stopped: {result.stop_reason} after {totals['rounds']} round(s), {result.elapsed_s:.0f} s, "
+          f"{totals['prompt_tokens']} + {totals['completion_tokens']} tokens"
+          + (f", ${totals['cost_usd']:.4f}" if totals['cost_usd'] else "") + f"; log: {log_path}")
+    if result.best is None:
+        print("No verified candidate: your kernel stays as it is.")
+        return 1
+    b = result.best
+    score = f"{b.score:.2f}x {opt.SCORE_LABEL[b.score_kind]}" if b.score is not None else "correct (not measured)"
+    print(f"best: round {b.round}, {score}" + (f"; flagged: {'; '.join(b.flags)}" if b.flags else ""))
+    print(result.diff())
+    if b.explanation:
+        print("Why it is faster, in the model's words (not checked by the verifier):")
+        print(b.explanation)
+    print(f"saved to {saved} (your file is unchanged)")
+    return 0
+
+
+def _attempt_line(a) -> str:
+    head = f"round {a.round}" + (f".{a.sample}" if a.sample else "")
+    cost = f", {(a.prompt_tokens or 0) + (a.completion_tokens or 0)} tokens" + (
+        f", ${a.cost_usd:.4f}" if a.cost_usd else "")
+    if a.error:
+        return f"{head}: model call failed: {a.error}"
+    if a.code is None:
+        return f"{head}: no code block in the reply{cost}"
+    if not a.correct:
+        kinds = sorted({f.get('kind') for f in a.failures})
+        return f"{head}: REJECTED ({', '.join(kinds)}){cost}"
+    score = f"{a.score:.2f}x ({a.score_kind})" if a.score is not None else "correct"
+    return f"{head}: {score}{' FLAGGED' if a.flags else ''}{cost}"
+
+
+def _optimise_target(name: str, source: str, backend: str):
+    from .coach import optimise as opt
+    from .coach.tasks import load_task
+
+    try:
+        load_task(name)
+        return opt.TaskTarget(name, backend)
+    except KeyError:
+        pass
+    puzzle = _puzzle(name)
+    with Runner(backend) as runner:
+        verdict = runner.check(puzzle.id, source, "start.py", keep_traces=False).verdict
+    if not verdict.passed:
+        raise UsageError(f"{name}: your kernel does not pass yet; optimise a solved puzzle "
+                         f"(`gpu-tutor check {name} FILE` first)")
+    return opt.PuzzleTarget(puzzle, source, backend)
+
+
+def _worked_answer(target, settings) -> None:
+    if not settings.full_code_hints:
+        print("Configure a model (`gpu-tutor doctor`) to run the optimiser.", file=sys.stderr)
+        return
+    if target.kind == "task":
+        print(f"Your facilitator's policy allows worked answers: the expert kernel "
+              f"(kernels/{target.name}/expert.py) follows.\n")
+        print(target.task.source("expert"))
+    else:
+        print("Your facilitator's policy allows worked answers: the reference follows.\n")
+        print(target.puzzle.reference)
+
+
+def _unique_path(path: Path) -> Path:
+    n, candidate = 1, path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    return candidate
 
 
 def cmd_content_check(args) -> int:

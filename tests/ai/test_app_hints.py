@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from scripted import register
+from scripted_llm import register
 from textual.widgets import Markdown, Static
 
 from tutor.ai.config import AISettings

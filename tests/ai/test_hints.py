@@ -3,7 +3,7 @@
 import threading
 
 import pytest
-from scripted import register
+from scripted_llm import register
 
 from tutor.ai.config import AISettings
 from tutor.ai.hints import CodeHolder, HintLog, SimChecker, ask_hint, build_messages, failure_context

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from loopback import ChatServer
+from loopback_llm import ChatServer
 
 from tutor.ai.config import AISettings
 from tutor.ai.llm import AIError, complete

@@ -31,6 +31,16 @@ class Task:
         return self.data.get("title", self.name)
 
     @property
+    def statement(self) -> str:
+        """The maths in words, with the inputs and the output, as a model or a learner reads it."""
+        parts = [self.data.get("statement", "").strip()]
+        for spec in self.data.get("inputs", []):
+            parts.append(f"- input `{spec['name']}`: {spec.get('dtype', 'float32')}, shape {spec.get('shape', '?')}")
+        if self.data.get("output"):
+            parts.append(f"- output: {self.data['output']}")
+        return "\n".join(p for p in parts if p)
+
+    @property
     def tolerance(self) -> tuple[float, float]:
         """(rtol, atol) from `tolerance = {rtol, atol}`, `tolerance = x` or top-level rtol/atol."""
         tol = self.data.get("tolerance", {})

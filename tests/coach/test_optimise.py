@@ -1,0 +1,100 @@
+"""The optimiser driven end to end through litellm's real code path (a scripted CustomLLM) and the
+real verifier on our simulator: compile error, cheat, slow, fast; budgets; the log; resuming."""
+
+import json
+import threading
+
+import pytest
+from scripted_llm import register
+
+from tutor.ai.config import AISettings
+from tutor.coach.optimise import Budget, TaskTarget, extract_candidate, optimise, parse_duration, read_log
+from tutor.coach.tasks import load_task
+
+TASK = load_task("reduce_sum")
+NAIVE, EXPERT = TASK.source("naive"), TASK.source("expert")
+COMPILE_ERROR = NAIVE.replace("@cuda.jit\n", "@cuda.jit\ndef broken(out):\n    xs = [1.0]\n    out[0] = xs[0]\n\n\n@cuda.jit\n", 1)
+COMPILE_ERROR = COMPILE_ERROR.replace("def launch(out, x):\n", "def launch(out, x):\n    broken[1, 1](out)\n", 1)
+CHEAT = ("import numpy as np\nfrom numba import cuda\n\n\ndef launch(out, x):\n"
+         "    out.copy_to_host()\n    host = x.copy_to_host()\n    out[0] = np.sum(host)\n")
+SETTINGS = AISettings(model="scripted/tutor", timeout=30)
+
+
+def reply(code, why="Fewer passes over memory."):
+    return f"Here is my kernel.\n```python\n{code}```\n\n## Why it is faster\n{why}"
+
+
+def test_the_loop_feeds_back_each_failure_keeps_the_best_and_logs_every_round(tmp_path):
+    assert "broken[1, 1](out)" in COMPILE_ERROR
+    provider = register([reply(COMPILE_ERROR), reply(CHEAT), reply(NAIVE), reply(EXPERT), reply(NAIVE)])
+    log = tmp_path / "log.jsonl"
+    events = []
+    result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=8, target=1.5),
+                      log_path=log, on_event=lambda kind, data: events.append(kind))
+    kinds = [sorted({f["kind"] for f in a.failures}) for a in result.attempts]
+    assert "compile_error" in kinds[0] and kinds[1] == ["static"] and kinds[2] == [] and kinds[3] == []
+    # the feedback sent back names each failure
+    second_prompt = provider.calls[1][-1]["content"]
+    assert "REJECTED" in second_prompt and "compile_error" in second_prompt and "`broken`" in second_prompt
+    assert "static" in provider.calls[2][-1]["content"]
+    assert "CORRECT" in provider.calls[3][-1]["content"]
+    # the cheat never becomes best; the fast one is; the target stops the loop
+    assert result.best is result.attempts[3] and result.best.score > 1.5 and result.best.score_kind == "traffic"
+    assert result.stop_reason == "target" and len(result.attempts) == 4
+    assert "Fewer passes" in result.best.explanation and "+" in result.diff()
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["event"] for r in records] == ["start", "attempt", "attempt", "attempt", "attempt", "end"]
+    assert records[2]["correct"] is False and records[4]["code_hash"] and records[1]["prompt_hash"]
+    assert events.count("round") == 4 and "delta" in events
+
+
+def test_budgets_stop_the_loop_rounds_tokens_and_cancel(tmp_path):
+    register([reply(NAIVE)] * 3)
+    result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=2))
+    assert result.stop_reason == "rounds" and len(result.attempts) == 2
+    register([reply(NAIVE)] * 3)
+    result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=5, tokens=50))
+    assert result.stop_reason == "tokens" and len(result.attempts) == 1  # the first reply spends 100+ tokens
+    cancel = threading.Event()
+    register([("slow", 0.05, reply(NAIVE))])
+    result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=5), cancel=cancel,
+                      on_event=lambda kind, data: cancel.set() if kind == "delta" else None)
+    assert result.stop_reason == "cancelled" and result.best is None
+
+
+def test_several_samples_per_round_and_resuming_from_the_log(tmp_path):
+    log = tmp_path / "log.jsonl"
+    register([reply(CHEAT), reply(NAIVE)])
+    first = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=1, samples=2), log_path=log)
+    assert [(a.round, a.sample) for a in first.attempts] == [(1, 1), (1, 2)] and first.best.round == 1
+    provider = register([reply(EXPERT)])
+    _, earlier = read_log(log)
+    resumed = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=2), log_path=log,
+                       resume=earlier)
+    assert [a.round for a in resumed.attempts] == [1, 1, 2] and resumed.best.round == 2
+    assert "Round 1 sample 1: REJECTED" in provider.calls[0][-1]["content"]
+    assert len([line for line in log.read_text().splitlines() if '"attempt"' in line]) == 3
+
+
+def test_a_reply_without_code_and_a_failing_model_are_fed_back_not_fatal():
+    from tutor.ai.llm import import_litellm
+
+    litellm = import_litellm()
+    provider = register(["I would use shared memory.",
+                         litellm.APIConnectionError(message="Connection refused", llm_provider="scripted",
+                                                    model="scripted/tutor"),
+                         reply(NAIVE)])
+    result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=3))
+    assert result.attempts[0].code is None and result.attempts[1].error and result.attempts[2].correct
+    assert "no ```python block" in provider.calls[1][-1]["content"]
+    assert "model call failed" in provider.calls[2][-1]["content"]
+
+
+def test_extracting_the_candidate_and_durations():
+    code, why = extract_candidate("```python\nx = 1\n```\ntext\n```python\ndef launch(out):\n    pass\n```\n"
+                                  "**Why it is faster:** coalesced.", "task")
+    assert code.startswith("def launch") and why == "coalesced."
+    assert extract_candidate("no code", "task") == (None, "")
+    assert parse_duration("15m") == 900 and parse_duration("90s") == 90 and parse_duration("1h") == 3600
+    with pytest.raises(ValueError):
+        parse_duration("soon")
