@@ -11,6 +11,8 @@ ACTIONS = [
     ("Toggle watch mode", "toggle_watch", "ctrl+w"),
     ("Reveal the next hint", "hint", "ctrl+h"),
     ("Cancel the AI hint on its way", "cancel_hint", "escape"),
+    ("Optimise this solved puzzle with the AI coach", "optimise", "f6"),
+    ("Optimise a coaching task (softmax, matmul, attention ...) with the AI coach", "optimise_task", ""),
     ("Puzzle list", "puzzles", "f2"),
     ("Next puzzle", "next_puzzle", "ctrl+n"),
     ("Previous puzzle", "previous_puzzle", "ctrl+b"),

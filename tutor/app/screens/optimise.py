@@ -1,0 +1,237 @@
+"""The AI coach's optimiser in the app: set a budget, watch the rounds, read the verified result.
+
+The loop (tutor.coach.optimise) runs in a thread worker; candidates run in the verifier's or the
+engine's child processes, never here. At the end the best verified candidate is shown as a diff
+against the learner's code, with its verified score and the model's own explanation, labelled as
+unchecked. Accepting writes a new file; the learner's code is never overwritten.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from rich.syntax import Syntax
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, DataTable, Footer, Input, Label, Markdown, Static
+
+LIVE_LINES = 6
+
+
+class OptimiseScreen(Screen):
+    DEFAULT_CSS = """
+    OptimiseScreen #opt-form { height: auto; padding: 0 1; }
+    OptimiseScreen #opt-form Input { width: 12; }
+    OptimiseScreen #opt-form Label { padding: 1 1 0 1; }
+    OptimiseScreen #opt-status { padding: 0 1; color: $text-muted; height: auto; }
+    OptimiseScreen #opt-rounds { height: 10; }
+    OptimiseScreen #opt-live { height: auto; max-height: 8; padding: 0 1; color: $text-muted; }
+    OptimiseScreen #opt-result { height: 1fr; }
+    OptimiseScreen #opt-actions { height: auto; padding: 0 1; }
+    OptimiseScreen #opt-actions Button { margin-right: 2; }
+    """
+    BINDINGS = [Binding("escape", "cancel_or_close", "Cancel / close"),
+                Binding("ctrl+s", "save", "Save as a new file")]
+
+    def __init__(self, target, start_code: str, settings, save_dir: Path, log_dir: Path):
+        super().__init__()
+        self.target = target
+        self.start_code = start_code
+        self.settings = settings
+        self.save_dir = save_dir
+        self.log_dir = log_dir
+        self.cancel = threading.Event()
+        self.result = None
+        self.running = False
+        self.saved: Path | None = None
+        self._live = ""
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Optimise {self.target.name} with {self.settings.model}, judged on {self.target.backend}",
+                     id="opt-title", markup=False)
+        with Horizontal(id="opt-form"):
+            yield Label("minutes")
+            yield Input("15", id="opt-minutes", type="number")
+            yield Label("rounds")
+            yield Input("10", id="opt-rounds-max", type="integer")
+            yield Label("stop at")
+            yield Input("", id="opt-target", type="number", placeholder="2.0")
+            yield Button("Start", id="opt-start", variant="primary")
+        yield Static("Set a budget and start. Esc cancels a run, then closes.", id="opt-status", markup=False)
+        yield DataTable(id="opt-rounds", cursor_type="row")
+        yield Static("", id="opt-live", markup=False)
+        with VerticalScroll(id="opt-result"):
+            yield Static("", id="opt-diff")
+            yield Markdown("", id="opt-why")
+        with Horizontal(id="opt-actions"):
+            yield Button("Save as a new file", id="opt-save", disabled=True)
+            yield Button("Close", id="opt-close")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#opt-rounds", DataTable)
+        table.add_columns("round", "verdict", "score", "tokens", "cost", "seconds")
+        self.query_one("#opt-start", Button).focus()
+
+    # -- starting and running ----------------------------------------------------------------------
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "opt-start":
+            self.start()
+        elif event.button.id == "opt-save":
+            self.action_save()
+        elif event.button.id == "opt-close":
+            self.action_cancel_or_close()
+
+    def budget(self):
+        from ...coach.optimise import Budget
+
+        def number(widget_id, kind, default):
+            text = self.query_one(widget_id, Input).value.strip()
+            if not text:
+                return default
+            value = kind(text)
+            if value <= 0:
+                raise ValueError(f"{widget_id[5:]} must be more than 0")
+            return value
+
+        return Budget(rounds=number("#opt-rounds-max", int, 10), wall_s=60 * number("#opt-minutes", float, 15.0),
+                      target=number("#opt-target", float, None))
+
+    def start(self) -> None:
+        if self.running:
+            return
+        try:
+            budget = self.budget()
+        except ValueError as e:
+            self._status(f"Budget: {e}")
+            return
+        self.running = True
+        self.query_one("#opt-form").disabled = True
+        self._status(f"Running: at most {budget.rounds} rounds, {budget.wall_s / 60:g} min"
+                     + (f", stopping at {budget.target:g}x" if budget.target else "") + ". Esc cancels.")
+        self._run(budget)
+
+    @work(thread=True, group="optimise", exit_on_error=False)
+    def _run(self, budget) -> None:
+        from ...coach.optimise import optimise
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        log = self.log_dir / f"{self.target.name}-{stamp}.jsonl"
+        try:
+            result = optimise(self.target, self.start_code, self.settings, budget, log_path=log, cancel=self.cancel,
+                              on_event=lambda kind, data: self.app.call_from_thread(self._event, kind, data))
+        except Exception as e:  # one line, never a traceback
+            self.app.call_from_thread(self._failed, f"{type(e).__name__}: {e}")
+            return
+        finally:
+            close = getattr(self.target, "close", None)
+            if close:
+                close()
+        self.app.call_from_thread(self._finished, result, log)
+
+    def _event(self, kind: str, data) -> None:
+        if kind == "round":
+            self._live = ""
+            self._status(f"Round {data}: asking {self.settings.model} ... (esc cancels)")
+        elif kind == "delta":
+            self._live += data
+            lines = self._live.splitlines()[-LIVE_LINES:]
+            self.query_one("#opt-live", Static).update("\n".join(lines))
+        elif kind == "status":
+            self._status(str(data))
+        elif kind == "attempt":
+            self._add_row(data)
+
+    def _add_row(self, a) -> None:
+        if a.error:
+            verdict = "model failed"
+        elif a.code is None:
+            verdict = "no code"
+        elif a.correct:
+            verdict = "correct" + (" (flagged)" if a.flags else "")
+        else:
+            verdict = "rejected: " + ", ".join(sorted({f.get("kind", "?") for f in a.failures}))
+        score = f"{a.score:.2f}x {a.score_kind}" if a.score is not None else "-"
+        tokens = (a.prompt_tokens or 0) + (a.completion_tokens or 0)
+        cost = f"${a.cost_usd:.4f}" if a.cost_usd else "-"
+        round_id = f"{a.round}.{a.sample}" if a.sample else str(a.round)
+        self.query_one("#opt-rounds", DataTable).add_row(round_id, verdict, score, str(tokens or "-"), cost,
+                                                         f"{a.latency_s:.1f}")
+
+    def _failed(self, message: str) -> None:
+        self.running = False
+        self._status(f"The optimiser stopped: {message}")
+
+    def _finished(self, result, log: Path) -> None:
+        from ...coach.optimise import SCORE_LABEL
+
+        self.running = False
+        self.result = result
+        totals = result.totals()
+        head = (f"Stopped ({result.stop_reason}) after {totals['rounds']} round(s), {result.elapsed_s:.0f} s"
+                + (f", ${totals['cost_usd']:.4f}" if totals["cost_usd"] else "") + f". Log: {log}")
+        best = result.best
+        if best is None:
+            self._status(head + "\nNo verified candidate: your code stays as it is.")
+            return
+        score = (f"{best.score:.2f}x, {SCORE_LABEL[best.score_kind]}" if best.score is not None
+                 else "correct (no score on this backend)")
+        flags = f" Flagged for review: {'; '.join(best.flags)}" if best.flags else ""
+        self._status(f"{head}\nBest: round {best.round}, verified {score}.{flags} ctrl+s saves it as a new file.")
+        self.query_one("#opt-diff", Static).update(Syntax(result.diff() or "(no change)", "diff", theme="ansi_dark"))
+        why = best.explanation or "(the model gave no explanation)"
+        self.query_one("#opt-why", Markdown).update(
+            "### Why it is faster: the model's explanation (not checked by the verifier)\n\n" + why)
+        self.query_one("#opt-save", Button).disabled = False
+
+    def _status(self, text: str) -> None:
+        self.query_one("#opt-status", Static).update(text)
+
+    # -- leaving -----------------------------------------------------------------------------------
+    def action_save(self) -> None:
+        if self.result is None or self.result.best is None:
+            return
+        self.save_dir.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = self.save_dir / f"{self.target.name}-optimised-{stamp}.py"
+        n = 1
+        while path.exists():
+            n += 1
+            path = self.save_dir / f"{self.target.name}-optimised-{stamp}-{n}.py"
+        path.write_text(self.result.best.code, encoding="utf-8")
+        self.saved = path
+        self.app.notify(f"Saved to {path}. Your own code is unchanged.")
+
+    def action_cancel_or_close(self) -> None:
+        if self.running:
+            self.cancel.set()
+            self._status("Cancelling after the current step ...")
+            return
+        self.dismiss(self.saved)
+
+
+class TaskPicker(Screen):
+    """Which coaching task to optimise (from its naive baseline)."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Back")]
+
+    def __init__(self, tasks: list[tuple[str, str]]):
+        super().__init__()
+        self.tasks = tasks
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import OptionList
+        from textual.widgets.option_list import Option
+
+        with Vertical():
+            yield Label("Optimise a coaching task, starting from its naive kernel:")
+            yield OptionList(*[Option(f"{name}: {title}", id=name) for name, title in self.tasks], id="task-list")
+        yield Footer()
+
+    def on_option_list_option_selected(self, event) -> None:
+        self.dismiss(event.option.id)
