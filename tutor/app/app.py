@@ -18,9 +18,11 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Footer, Header, Markdown, Tab, Tabs, TextArea
 
-from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend
+from ..engine.gpulock import waiting_text
+from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_present
 from ..puzzles import Catalog, Puzzle, load_catalog
 from ..store import Autosaver, Store
+from ..workshop import reference_refusal
 from .commands import TutorCommands
 from .widgets.hints import HintsPanel
 from .widgets.thread_pane import ThreadPane
@@ -81,9 +83,17 @@ class TutorApp(App):
 
     def __init__(self, *, catalog: Catalog | None = None, store: Store | None = None,
                  backend: str | None = None, puzzle: str | None = None, runner_timeout: float = 10.0,
-                 seed: int | None = None, repeatable: bool = False, ai_settings=None):
+                 seed: int | None = None, repeatable: bool = False, ai_settings=None, workshop=None):
         super().__init__()
         from ..ai.config import AISettings
+
+        self.workshop = workshop  # a facilitator's file (tutor.workshop): its puzzles, title and policies
+        self._workshop_notice = None
+        if workshop is not None:
+            catalog = workshop.restrict(catalog or load_catalog(on_demand=True))
+            ai_settings = ai_settings or workshop.ai_settings()  # no model: authored hints, no network
+            if backend is None:
+                backend, self._workshop_notice = workshop.backend_here(gpu_present())
 
         self.ai_settings = ai_settings or AISettings()  # no model: authored hints, no network
         self.seed = seed  # fixed only for repeatable screenshots and tests; learners get fresh values
@@ -136,7 +146,25 @@ class TutorApp(App):
         self.query_one("#editor", TextArea).focus()
         for notice in self.store.notices:
             self.notify(notice, severity="warning", timeout=10)
+        if self.workshop is not None:
+            self._start_workshop()
         self._apply_width(self.size.width)
+
+    def _start_workshop(self) -> None:
+        """A workshop's welcome: why the backend differs from its file, and the learner's name, asked once."""
+        if self._workshop_notice:
+            self.notify(self._workshop_notice, severity="warning", timeout=10)
+        if self.workshop.ask_name:
+            from ..learner import load_learner
+
+            if load_learner(self.store.root).name is None:
+                from .screens.learner_name import NameScreen
+
+                self.push_screen(NameScreen(self.workshop.title, self.store.root))
+
+    @property
+    def solutions_policy(self) -> str:
+        return self.workshop.solutions if self.workshop is not None else "after-solving"
 
     @work(thread=True, group="warm", exit_on_error=False)
     def _warm_runner(self) -> None:
@@ -211,7 +239,8 @@ class TutorApp(App):
         n = ids.index(self.puzzle.id) + 1
         solved = self.store.solved_count(ids)
         mark = " (solved)" if self.store.progress(self.puzzle.id).solved else ""
-        self.title = f"gpu-tutor · {n}/{len(ids)} {self.puzzle.title}{mark}"
+        brand = self.workshop.title if self.workshop is not None else "gpu-tutor"
+        self.title = f"{brand} · {n}/{len(ids)} {self.puzzle.title}{mark}"
         watch = " · watch on" if self.watching else ""
         self.sub_title = f"backend: {self.backend}{watch} · {solved}/{len(ids)} solved"
 
@@ -256,8 +285,9 @@ class TutorApp(App):
                                  "Your current code is kept as a backup beside it, never deleted."), answered)
 
     def action_reference(self) -> None:
-        if not self.store.progress(self.puzzle.id).solved:
-            self.notify("The reference opens once you have solved this puzzle.", severity="warning")
+        refusal = reference_refusal(self.solutions_policy, self.store.progress(self.puzzle.id).solved)
+        if refusal:
+            self.notify(refusal, severity="warning")
             return
         from .screens.reference import ReferenceScreen
 
@@ -398,12 +428,18 @@ class TutorApp(App):
         result, error = None, None
         try:
             result = runner.check(puzzle_id, source, f"{puzzle_id}.py", seed=self.seed,
-                                  compile=runner.backend != "sim")
+                                  compile=runner.backend != "sim",
+                                  on_wait=lambda n: self.call_from_thread(self._waiting_for_gpu, generation, n))
         except RunnerError as e:
             error = str(e)
         except Exception as e:  # never a traceback in the UI
             error = f"{type(e).__name__}: {e}"
         self.post_message(RunFinished(generation, puzzle_id, result, error, time.perf_counter() - started))
+
+    def _waiting_for_gpu(self, generation: int, ahead: int) -> None:
+        """Other learners' runs hold the shared GPU (engine.gpulock): say how many are ahead."""
+        if generation == self._generation:
+            self.query_one(VerdictView).waiting(waiting_text(ahead))
 
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
@@ -447,8 +483,10 @@ class TutorApp(App):
         self.query_one(VerdictView).show(verdict, seconds)
         self.last_result = result
         if verdict.passed and not was_solved:
-            self.notify(f"Solved {self.puzzle.title}! The reference is now open to you (F3), and the lesson "
-                        "ends with what you learned.", title="Passed", timeout=8)
+            reference = "The lesson" if self.solutions_policy == "never" else \
+                "The reference is now open to you (F3), and the lesson"
+            self.notify(f"Solved {self.puzzle.title}! {reference} ends with what you learned.", title="Passed",
+                        timeout=8)
             self.query_one("#lesson", Markdown).update(self._lesson_text())
         self._update_titles()
 
@@ -482,8 +520,9 @@ class TutorApp(App):
 
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
-             repeatable: bool = False, ai_settings=None) -> TutorApp:
-    """The app as the CLI and the tests build it: same wiring, their own data directory."""
+             repeatable: bool = False, ai_settings=None, workshop=None) -> TutorApp:
+    """The app as the CLI and the tests build it: same wiring, their own data directory. A workshop
+    (tutor.workshop) narrows the puzzles to its own and sets the title, policies and backend."""
     return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
                     puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
-                    ai_settings=ai_settings)
+                    ai_settings=ai_settings, workshop=workshop)

@@ -5,6 +5,8 @@ a deadline: the child stops a simulated kernel itself at the soft limit (with th
 where it spun), and if it does not answer by the hard limit it is killed and the next run starts a
 fresh one. A crash, a `sys.exit` or an `os._exit` in learner code ends only the child; the caller
 gets a Verdict that says so. The parent also watches the child's memory and kills it past its cap.
+A GPU check first takes its turn in the machine-wide GPU queue (see gpulock), so that many learners
+on one server do not all compile and launch at once; the simulator never queues.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import time
 from pathlib import Path
 
 from .child import HEADER, write_message
+from .gpulock import QueueCancelled, shared_queue
 from .verdict import Failure, Verdict
 
 BACKENDS = ("sim", "gpu", "numba-sim")
@@ -37,7 +40,8 @@ class Runner:
     may be called from another thread to abandon the request in flight."""
 
     def __init__(self, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
-                 memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None):
+                 memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None, gpu_queue=None):
+        """`gpu_queue`: a gpulock.GpuQueue, None for the machine's shared one (GPU only), False for none."""
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.backend = backend
@@ -48,6 +52,9 @@ class Runner:
         self._warm = False
         self._lock = threading.Lock()
         self._cancelled = False
+        if gpu_queue is None:
+            gpu_queue = shared_queue() if backend == "gpu" else False
+        self.gpu_queue = gpu_queue or None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
@@ -91,13 +98,14 @@ class Runner:
 
     # -- requests -------------------------------------------------------------------------------
     def check(self, puzzle: str, source: str, filename: str = "kernel.py", *, seed: int | None = None,
-              n_random: int = 3, keep_traces: bool = True, compile: bool = True):
+              n_random: int = 3, keep_traces: bool = True, compile: bool = True, on_wait=None):
+        """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it."""
         request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
                    "n_random": n_random, "timeout": self.timeout, "content": self.content,
                    "keep_traces": keep_traces, "compile": compile}
         with self._lock:
             self._cancelled = False
-            answer = self._ask(request)
+            answer = self._ask_in_turn(request, on_wait)
         if isinstance(answer, Verdict):
             from .check import CheckResult
 
@@ -116,6 +124,16 @@ class Runner:
         if isinstance(answer, Verdict):  # the compiler's child died or hung: say so, as a failure
             return answer.failures[0], None
         return answer
+
+    def _ask_in_turn(self, request, on_wait):
+        if self.gpu_queue is None:
+            return self._ask(request)
+        try:
+            with self.gpu_queue.turn(on_wait=on_wait, cancelled=lambda: self._cancelled):
+                return self._ask(request)
+        except QueueCancelled:
+            return _verdict(request, self.backend, Failure(kind="runtime_error",
+                                                           message="The run was cancelled by a newer one."))
 
     def _ask(self, request):
         self.start()

@@ -45,6 +45,11 @@ class VerdictView(OptionList):
         self.clear_options()
         self.add_option(Option(f"Running on {backend}...", disabled=True))
 
+    def waiting(self, text: str) -> None:
+        """Queued behind other learners' runs on a shared GPU: `text` says how many."""
+        self.clear_options()
+        self.add_option(Option(f"[b]{text}[/]: your run starts as soon as it is your turn.", disabled=True))
+
     def error(self, message: str) -> None:
         self.clear_options()
         self.add_option(Option(f"[b red]The run could not happen:[/] {message}", disabled=True))

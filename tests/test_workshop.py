@@ -1,0 +1,130 @@
+"""Workshop files: what a facilitator may write, and the one-line errors for what they may not."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.workshop import EXAMPLE, WorkshopError, load_workshop, reference_refusal
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def workshop(tmp_path, catalog, text):
+    path = tmp_path / "w.toml"
+    path.write_text(text)
+    return load_workshop(path, catalog)
+
+
+def error(tmp_path, catalog, text):
+    with pytest.raises(WorkshopError) as e:
+        workshop(tmp_path, catalog, text)
+    return str(e.value)
+
+
+def test_the_example_from_workshop_init_is_a_valid_workshop(tmp_path, catalog):
+    w = workshop(tmp_path, catalog, EXAMPLE)
+    assert w.puzzles[:3] == ("map", "zip", "guard") and w.solutions == "after-solving"
+    assert w.hints == "authored" and w.backend == "auto" and w.ask_name
+
+
+def test_a_minimal_workshop_takes_the_defaults(tmp_path, catalog):
+    w = workshop(tmp_path, catalog, 'title = "Friday"\npuzzles = ["dot", "map"]\n')
+    assert (w.title, w.puzzles, w.solutions, w.hints, w.backend, w.ask_name) == \
+        ("Friday", ("dot", "map"), "after-solving", "authored", "auto", False)
+
+
+def test_the_restricted_catalog_has_only_the_workshop_puzzles_in_its_order(tmp_path, catalog):
+    w = workshop(tmp_path, catalog, 'title = "Friday"\npuzzles = ["dot", "map"]\n')
+    seen = w.restrict(catalog)
+    assert seen.ids() == ["dot", "map"] and [p.id for p in seen.ordered()] == ["dot", "map"]
+    assert "zip" not in seen.puzzles and "dot" in seen.puzzles
+    with pytest.raises(KeyError, match="known puzzles: dot, map.$"):
+        seen.get("zip")
+
+
+@pytest.mark.parametrize("text, wording", [
+    ('puzzles = ["map"]\n', "w.toml: title: missing; every workshop file needs a title and a list of puzzles"),
+    ('title = "x"\npuzzles = ["map"]\ncolour = "red"\n', "w.toml: colour: unknown key; allowed: title, puzzles,"),
+    ('title = "x"\npuzzles = ["map"]\nsolutions = "sometimes"\n',
+     "w.toml: solutions: 'sometimes' is not allowed; use one of: 'never', 'after-solving', 'always'"),
+    ('title = "x"\npuzzles = ["map"]\nhints = "gpt"\n', "hints: 'gpt' is not allowed; use one of: 'authored', 'ai'"),
+    ('title = "x"\npuzzles = ["map"]\nbackend = "tpu"\n', "backend: 'tpu' is not allowed; use one of: 'auto', 'sim', 'gpu'"),
+    ('title = "x"\npuzzles = ["map", "mapp"]\n', "w.toml: puzzles[1]: no puzzle 'mapp'; allowed: map, zip,"),
+    ('title = "x"\npuzzles = ["map", "map"]\n', "puzzles[1]: 'map' is listed twice; list each puzzle once"),
+    ('title = "x"\npuzzles = []\n', "puzzles: the list is empty"),
+    ('title = "x"\npuzzles = "map"\n', "puzzles: must be a list, not 'map'"),
+    ('title = "x"\npuzzles = ["map"]\nask_name = "yes"\n', "ask_name: must be true or false, not 'yes'"),
+    ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n', "ai.model: missing; hints = \"ai\" needs [ai] model and api_base"),
+    ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\nmodel = "openai/gpt-4o-mini"\n'
+     'api_base = "https://api.openai.com/v1"\n', "ai.api_base: 'https://api.openai.com/v1' is not on this machine or"),
+    ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\nmodel = "m"\napi_base = "http://127.0.0.1:1"\n'
+     'api_key = "sk-1"\n', "ai.api_key: keys are never kept in files"),
+    ('title = "x"\npuzzles = ["map"]\n[ai]\nmodel = "m"\n', "ai: only used with hints = \"ai\""),
+    ('title = "x"\npuzzles = [\n', "w.toml: not valid TOML"),
+])
+def test_mistakes_name_the_file_the_key_and_what_is_allowed(tmp_path, catalog, text, wording):
+    assert wording in error(tmp_path, catalog, text)
+
+
+def test_a_missing_file_says_how_to_make_one(tmp_path, catalog):
+    with pytest.raises(WorkshopError, match=r"no such workshop file .*gpu-tutor workshop init"):
+        load_workshop(tmp_path / "nope.toml", catalog)
+
+
+def test_authored_hints_mean_no_model_at_all(tmp_path, catalog):
+    settings = workshop(tmp_path, catalog, 'title = "x"\npuzzles = ["map"]\n').ai_settings()
+    assert settings.model is None and settings.unavailable() is not None
+
+
+def test_ai_hints_go_only_to_the_local_endpoint_offline(tmp_path, catalog):
+    w = workshop(tmp_path, catalog, 'title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\n'
+                                    'model = "ollama_chat/qwen2.5-coder:7b"\napi_base = "http://10.0.0.5:11434"\n')
+    settings = w.ai_settings()
+    assert settings.offline and settings.local_endpoint and settings.unavailable() is None
+    assert not settings.full_code_hints
+
+
+def test_a_gpu_workshop_on_a_laptop_without_one_falls_back_to_the_simulator_and_says_so(tmp_path, catalog):
+    w = workshop(tmp_path, catalog, 'title = "x"\npuzzles = ["map"]\nbackend = "gpu"\n')
+    assert w.backend_here(gpu_present=True) == ("gpu", None)
+    backend, notice = w.backend_here(gpu_present=False)
+    assert backend == "sim" and "this machine has none: using the simulator" in notice
+
+
+def test_the_solution_policies():
+    assert reference_refusal("always", solved=False) is None
+    assert reference_refusal("after-solving", solved=True) is None
+    assert reference_refusal("after-solving", solved=False) == "The reference opens once you have solved this puzzle."
+    assert reference_refusal("never", solved=True) == \
+        "Your facilitator has turned reference solutions off for this workshop."
+
+
+def gpu_tutor(*args, env=None, cwd=None):
+    env = {**os.environ, "GPU_TUTOR_NO_GPU": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=cwd or ROOT)
+
+
+def test_workshop_init_writes_a_file_that_check_accepts_and_never_overwrites(tmp_path):
+    path = tmp_path / "w.toml"
+    done = gpu_tutor("workshop", "init", str(path))
+    assert done.returncode == 0 and path.read_text() == EXAMPLE
+    done = gpu_tutor("workshop", "check", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "OK" in done.stdout and " 1. map" in done.stdout and "authored only (no network)" in done.stdout
+    again = gpu_tutor("workshop", "init", str(path))
+    assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_a_bad_workshop_file_stops_the_cli_with_one_line_and_status_2(tmp_path):
+    path = tmp_path / "w.toml"
+    path.write_text('title = "x"\npuzzles = ["nope"]\n')
+    for args, env in ((["--workshop", str(path), "export", "--out", str(tmp_path / "e.json")], {}),
+                      (["export", "--out", str(tmp_path / "e.json")], {"GPU_TUTOR_WORKSHOP": str(path)})):
+        done = gpu_tutor(*args, env={"GPU_TUTOR_DATA": str(tmp_path / "data"), **env})
+        assert done.returncode == 2
+        assert done.stderr.startswith(f"gpu-tutor: {path}: puzzles[0]: no puzzle 'nope'")
+        assert "Traceback" not in done.stderr

@@ -1,0 +1,183 @@
+"""The facilitator's view of a room: who is where, which puzzles hold people up, who leans on hints.
+
+`gpu-tutor report FILES...` reads the learners' exports (see progress_export), prints three short
+tables and writes a CSV with one row per learner and puzzle for a spreadsheet. A file that is bad
+or cut short is named and skipped; the table is made from the rest, because in a room of thirty
+one broken USB copy must not cost the facilitator the whole picture. The same learner exporting
+twice counts once (their newer export).
+
+"Holds people up" is the median time learners have spent on a puzzle: to the solution for those
+who solved it, and so far (from opening it to their export) for those still on it, since the
+puzzle that nobody has solved yet is exactly the one a facilitator needs to see.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .progress_export import BadExport, LearnerExport, read_export, utc_text
+from .store import _iso
+
+LEGEND = "progress: # solved, o opened, . not yet"
+
+
+@dataclass
+class ClassReport:
+    learners: list[LearnerExport]
+    puzzles: list[str]
+    title: str | None
+    skipped: list[tuple[Path, str]] = field(default_factory=list)  # (file, why)
+    notes: list[str] = field(default_factory=list)
+
+
+def load_class(paths: list[Path]) -> ClassReport:
+    """Every readable export; the rest listed in `skipped` with the reason."""
+    by_id: dict[str, LearnerExport] = {}
+    skipped, notes = [], []
+    for path in paths:
+        try:
+            export = read_export(Path(path))
+        except BadExport as e:
+            skipped.append((Path(path), str(e)))
+            continue
+        earlier = by_id.get(export.learner.id)
+        if earlier is not None:
+            newer, older = (export, earlier) if export.exported_at >= earlier.exported_at else (earlier, export)
+            notes.append(f"{older.path} and {newer.path} are the same learner ({newer.learner.label}); "
+                         f"using the newer, {newer.path}")
+            export = newer
+        by_id[export.learner.id] = export
+    learners = sorted(by_id.values(), key=lambda e: e.learner.label.lower())
+    return ClassReport(learners, _puzzle_order(learners), _title(learners), skipped, notes)
+
+
+def report_text(report: ClassReport) -> str:
+    n = len(report.puzzles)
+    head = f"Class progress: {report.title}" if report.title else "Class progress"
+    stamps = [e.exported_at for e in report.learners]
+    lines = [f"{head} · {len(report.learners)} learner(s) · {n} puzzle(s)"
+             + _when(stamps)]
+    lines += ["", "Who is where (" + LEGEND + ")"]
+    rows = [["learner", "solved", "now on", "progress", "runs", "hint level", "AI hints"]]
+    for e in report.learners:
+        records = [e.record(p) for p in report.puzzles]
+        rows.append([
+            e.learner.label,
+            f"{sum(1 for r in records if r and r.solved)}/{n}",
+            e.current_puzzle or "-",
+            "".join("#" if r and r.solved else "o" if r and r.first_opened_at else "." for r in records),
+            str(sum(r.attempts for r in records if r)),
+            _deepest(r.hint_levels_used for r in records if r),
+            str(sum(r.ai_hints_used for r in records if r)),
+        ])
+    lines += _table(rows)
+    lines += ["", "Puzzles, the longest hold-up first (median time spent; unsolved counts time so far)"]
+    rows = [["puzzle", "solved by", "median time", "still on it", "median runs", "used hints", "AI hints"]]
+    for s in sorted(puzzle_stats(report), key=lambda s: (-(s.median_time or -1), s.solved)):
+        rows.append([s.puzzle, f"{s.solved}/{len(report.learners)}", duration(s.median_time),
+                     str(s.stuck), "-" if s.median_attempts is None else f"{s.median_attempts:g}",
+                     f"{s.hinted} (deepest {s.deepest_hint})" if s.hinted else "0", str(s.ai_hints)])
+    lines += _table(rows)
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class PuzzleStats:
+    puzzle: str
+    opened: int
+    solved: int
+    stuck: int                   # opened, not solved, and open now
+    median_time: float | None    # seconds: to solve, or so far
+    median_attempts: float | None
+    hinted: int                  # learners who revealed at least one hint
+    deepest_hint: int
+    ai_hints: int
+
+
+def puzzle_stats(report: ClassReport) -> list[PuzzleStats]:
+    stats = []
+    for pid in report.puzzles:
+        records = [(e, e.record(pid)) for e in report.learners]
+        opened = [(e, r) for e, r in records if r is not None and (r.first_opened_at or r.attempts or r.solved)]
+        times = [t for e, _ in opened if (t := e.time_on(pid)) is not None]
+        runs = [r.attempts for _, r in opened]
+        stats.append(PuzzleStats(
+            puzzle=pid, opened=len(opened), solved=sum(1 for _, r in opened if r.solved),
+            stuck=sum(1 for e, r in opened if not r.solved and e.current_puzzle == pid),
+            median_time=statistics.median(times) if times else None,
+            median_attempts=statistics.median(runs) if runs else None,
+            hinted=sum(1 for _, r in opened if r.hint_levels_used), ai_hints=sum(r.ai_hints_used for _, r in opened),
+            deepest_hint=max((r.hint_levels_used for _, r in opened), default=0)))
+    return stats
+
+
+CSV_COLUMNS = ("learner", "learner_id", "exported_at", "position", "puzzle", "solved", "attempts",
+               "time_to_solve_s", "time_on_puzzle_s", "hint_levels_used", "ai_hints_used", "now_on")
+
+
+def report_csv(report: ClassReport) -> str:
+    """One row per learner and puzzle, in the report's order."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for e in report.learners:
+        for n, pid in enumerate(report.puzzles, 1):
+            r = e.record(pid)
+            t = e.time_on(pid)
+            writer.writerow([e.learner.name or "", e.learner.id, _iso(e.exported_at), n, pid,
+                             "" if r is None else str(r.solved).lower(), "" if r is None else r.attempts,
+                             "" if r is None or r.time_to_solve_s is None else r.time_to_solve_s,
+                             "" if t is None else round(t, 1), "" if r is None else r.hint_levels_used,
+                             "" if r is None else r.ai_hints_used, str(e.current_puzzle == pid).lower()])
+    return out.getvalue()
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def _when(stamps: list[float]) -> str:
+    if not stamps:
+        return ""
+    first, last = utc_text(min(stamps)), utc_text(max(stamps))
+    return f" · exported {first}" if first == last else f" · exported from {first} to {last}"
+
+
+def _deepest(levels) -> str:
+    deepest = max(levels, default=0)
+    return str(deepest) if deepest else "-"
+
+
+def _puzzle_order(learners: list[LearnerExport]) -> list[str]:
+    """The workshop's order when the exports name one, then any other puzzle in first-seen order."""
+    order: list[str] = []
+    for e in learners:
+        for pid in (e.workshop_puzzles or ()):
+            if pid not in order:
+                order.append(pid)
+    for e in learners:
+        for r in e.puzzles:
+            if r.id not in order:
+                order.append(r.id)
+    return order
+
+
+def _title(learners: list[LearnerExport]) -> str | None:
+    titles = {e.workshop_title for e in learners if e.workshop_title}
+    return " / ".join(sorted(titles)) if titles else None
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]

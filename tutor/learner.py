@@ -1,0 +1,83 @@
+"""Who this data folder belongs to, so a facilitator's class table can say who is where.
+
+A workshop may ask each learner's name once; it is kept beside their progress, in
+DATA/learner.json, and put on their export. Every data folder also gets a random id the first time
+it is asked for one, so that exports from learners who gave no name still count as different
+people (and the same learner exporting twice counts once). Nothing else about the learner is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from .store import _write_atomic
+
+FILE_NAME = "learner.json"
+MAX_NAME = 60
+
+
+@dataclass(frozen=True)
+class Learner:
+    id: str
+    name: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The name when there is one, else the anonymous id."""
+        return self.name or self.id
+
+
+def load_learner(root: Path) -> Learner:
+    """This folder's learner; an id is made (and saved, where the folder is writable) on first use."""
+    path = Path(root) / FILE_NAME
+    raw = {}
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        pass
+    if not isinstance(raw, dict):
+        raw = {}
+    learner_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
+    name = raw.get("name") if isinstance(raw.get("name"), str) else None
+    if name is not None and check_name(name)[1] is not None:
+        name = None
+    if learner_id is None:
+        learner_id = f"learner-{secrets.token_hex(4)}"
+        _save(path, Learner(learner_id, name))
+    return Learner(learner_id, name)
+
+
+def save_name(root: Path, text: str) -> Learner:
+    """Keep the learner's name. Raises ValueError with a message fit to show when it will not do,
+    and OSError when the folder cannot be written."""
+    name, problem = check_name(text)
+    if problem:
+        raise ValueError(problem)
+    learner = Learner(load_learner(root).id, name)
+    _save(Path(root) / FILE_NAME, learner, must=True)
+    return learner
+
+
+def check_name(text: str) -> tuple[str, str | None]:
+    """(the cleaned name, None) or (text, what is wrong with it)."""
+    name = " ".join(text.split())
+    if not name:
+        return text, "Type your name (or a nickname) so your facilitator can find you in the class table."
+    if len(name) > MAX_NAME:
+        return text, f"Please keep it under {MAX_NAME} characters."
+    if any(unicodedata.category(c).startswith("C") for c in name):
+        return text, "Letters, digits, spaces and punctuation only, please."
+    return name, None
+
+
+def _save(path: Path, learner: Learner, must: bool = False) -> None:
+    data = (json.dumps({"id": learner.id, "name": learner.name}, indent=2) + "\n").encode("utf-8")
+    try:
+        _write_atomic(path, data)
+    except OSError:
+        if must:
+            raise

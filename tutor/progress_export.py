@@ -1,0 +1,174 @@
+"""A learner's progress as one JSON file a facilitator can collect, and the reader that checks one.
+
+`gpu-tutor export` writes it from the learner's data folder; `gpu-tutor report` reads a class's worth
+of them. The format lives here, on both sides, so writer and reader cannot drift apart:
+
+    {"format": "gpu-tutor-progress", "version": 1, "exported_at": ISO time,
+     "learner": {"id": "learner-3f2a9c1b", "name": "Ada" or null},
+     "workshop": {"title": ..., "puzzles": [ids]} or null,
+     "current_puzzle": the puzzle open last, or null,
+     "puzzles": [{"id", "solved", "attempts", "time_to_solve_s", "hint_levels_used", "ai_hints_used",
+                  "first_opened_at", "solved_at", and "code" only when asked for}, ...]}
+
+Code stays out unless the learner (or facilitator) asks with --with-code: progress is for the class
+table, code is the learner's own. Files passed around a room get cut short, edited or mixed up, so
+the reader never trusts one: whatever is wrong is reported as one line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .learner import Learner
+from .store import PuzzleProgress, Store, _iso, _parse_time, _write_atomic
+
+FORMAT = "gpu-tutor-progress"
+VERSION = 1
+_FIELDS = ("solved", "attempts", "time_to_solve_s", "hint_levels_used", "ai_hints_used")
+
+
+def build_export(store: Store, learner: Learner, puzzle_ids: list[str], *, workshop=None,
+                 with_code: bool = False, now: float | None = None) -> dict:
+    """The export of `store` for `puzzle_ids`, in that order."""
+    puzzles = []
+    for pid in puzzle_ids:
+        entry = {"id": pid, **store.progress(pid).to_json()}
+        if with_code:
+            entry["code"] = _saved_code(store, pid)
+        puzzles.append(entry)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": _iso(time.time() if now is None else now),
+        "learner": {"id": learner.id, "name": learner.name},
+        "workshop": None if workshop is None else {"title": workshop.title, "puzzles": list(workshop.puzzles)},
+        "current_puzzle": store.last_puzzle,
+        "puzzles": puzzles,
+    }
+
+
+def export_puzzle_ids(store: Store, catalog, workshop=None) -> list[str]:
+    """A workshop's puzzles, all of them; otherwise every puzzle this learner has opened, in order."""
+    if workshop is not None:
+        return list(workshop.puzzles)
+    return [pid for pid in catalog.ids() if store.progress(pid) != PuzzleProgress()]
+
+
+def write_export(path: Path, data: dict) -> None:
+    _write_atomic(Path(path), (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+
+
+def _saved_code(store: Store, pid: str) -> str | None:
+    try:
+        return store.code_path(pid).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+class BadExport(Exception):
+    """An export file that cannot be used; the message says why, without the file's name."""
+
+
+@dataclass(frozen=True)
+class PuzzleRecord:
+    id: str
+    progress: PuzzleProgress
+
+
+@dataclass(frozen=True)
+class LearnerExport:
+    path: Path
+    learner: Learner
+    exported_at: float
+    workshop_title: str | None
+    workshop_puzzles: tuple[str, ...] | None
+    current_puzzle: str | None
+    puzzles: tuple[PuzzleRecord, ...]
+
+    def record(self, pid: str) -> PuzzleProgress | None:
+        return next((r.progress for r in self.puzzles if r.id == pid), None)
+
+    def time_on(self, pid: str) -> float | None:
+        """Seconds spent on a puzzle: to its solution, or, unsolved, from opening it to the export."""
+        progress = self.record(pid)
+        if progress is None:
+            return None
+        if progress.solved:
+            return progress.time_to_solve_s
+        opened = _parse_time(progress.first_opened_at) if progress.first_opened_at else None
+        return None if opened is None else max(0.0, self.exported_at - opened)
+
+
+def read_export(path: Path) -> LearnerExport:
+    """One export file, checked whole. Raises BadExport."""
+    try:
+        raw = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise BadExport("no such file") from None
+    except IsADirectoryError:
+        raise BadExport("is a folder, not an export file") from None
+    except OSError as e:
+        raise BadExport(f"cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise BadExport("is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise BadExport(f"is not valid JSON ({e.msg} at line {e.lineno}); cut short while copying?") from None
+    except RecursionError:
+        raise BadExport("is not an export file") from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise BadExport("is not a gpu-tutor progress export (no \"format\": \"gpu-tutor-progress\")")
+    if raw.get("version") != VERSION:
+        raise BadExport(f"has version {raw.get('version')!r}; this gpu-tutor reads version {VERSION}")
+    learner = raw.get("learner")
+    if not isinstance(learner, dict) or not isinstance(learner.get("id"), str) or not learner["id"]:
+        raise BadExport("learner.id: missing")
+    name = learner.get("name")
+    if name is not None and not isinstance(name, str):
+        raise BadExport(f"learner.name: must be text or null, not {name!r}")
+    exported = _parse_time(raw["exported_at"]) if isinstance(raw.get("exported_at"), str) else None
+    if exported is None:
+        raise BadExport("exported_at: missing or not an ISO time")
+    title, order = _workshop(raw.get("workshop"))
+    current = raw.get("current_puzzle")
+    if current is not None and not isinstance(current, str):
+        raise BadExport(f"current_puzzle: must be a puzzle id or null, not {current!r}")
+    return LearnerExport(Path(path), Learner(learner["id"], name or None), exported, title, order, current,
+                         _puzzles(raw.get("puzzles")))
+
+
+def _workshop(raw) -> tuple[str | None, tuple[str, ...] | None]:
+    if raw is None:
+        return None, None
+    if (not isinstance(raw, dict) or not isinstance(raw.get("title"), str)
+            or not isinstance(raw.get("puzzles"), list) or not all(isinstance(p, str) for p in raw["puzzles"])):
+        raise BadExport("workshop: must be null or {\"title\": text, \"puzzles\": [ids]}")
+    return raw["title"], tuple(raw["puzzles"])
+
+
+def _puzzles(raw) -> tuple[PuzzleRecord, ...]:
+    if not isinstance(raw, list):
+        raise BadExport("puzzles: missing or not a list")
+    records = []
+    for n, entry in enumerate(raw):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            raise BadExport(f"puzzles[{n}]: not a puzzle record with an id")
+        missing = [k for k in _FIELDS if k not in entry]
+        if missing:
+            raise BadExport(f"puzzles[{n}] ({entry['id']}): missing {', '.join(missing)}")
+        try:
+            progress = PuzzleProgress.from_json({k: v for k, v in entry.items() if k not in ("id", "code")})
+        except (ValueError, TypeError) as e:
+            raise BadExport(f"puzzles[{n}] ({entry['id']}): {e} is not a valid value") from None
+        records.append(PuzzleRecord(entry["id"], progress))
+    return tuple(records)
+
+
+def utc_text(t: float) -> str:
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -1,0 +1,170 @@
+"""The facilitator's commands: `workshop init|check`, `export` and `report`, and the workshop the app
+opens with. Kept apart from cli.py so that the learner's commands there stay short; cli.py only
+registers these. Exit status as everywhere: 0 done, 1 failed, 2 a usage or input error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from .puzzles import load_catalog
+from .workshop import EXAMPLE, WORKSHOP_ENV, Workshop, WorkshopError, load_workshop, workshop_path
+
+
+def add_workshop_option(parser: argparse.ArgumentParser, default=None) -> None:
+    parser.add_argument("--workshop", metavar="FILE", default=default,
+                        help=f"a workshop file (TOML) that sets the puzzles, policies and backend; "
+                             f"${WORKSHOP_ENV} does the same (`gpu-tutor workshop init` writes an example)")
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("workshop", help="for facilitators: `workshop init` writes an example file, "
+                                        "`workshop check FILE` validates one")
+    wsub = p.add_subparsers(dest="workshop_command", metavar="ACTION")
+    w = wsub.add_parser("init", help="write a commented example workshop file (never overwrites)")
+    w.add_argument("file", nargs="?", default="workshop.toml", help="where to write it (default: workshop.toml)")
+    w.set_defaults(func=cmd_workshop_init)
+    w = wsub.add_parser("check", help="validate a workshop file and say what learners will see")
+    w.add_argument("file")
+    w.set_defaults(func=cmd_workshop_check)
+    p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+    p = sub.add_parser("export", help="write your progress to one JSON file for your facilitator")
+    p.add_argument("--out", metavar="FILE", default=None,
+                   help="where to write it ('-' for standard output; default: gpu-tutor-progress-NAME.json)")
+    p.add_argument("--with-code", action="store_true", help="include your code for each puzzle")
+    p.add_argument("--name", default=None, help="put this name on the export (and keep it for next time)")
+    add_workshop_option(p, default=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("report", help="for facilitators: a class table from learners' export files, and a CSV")
+    p.add_argument("files", nargs="+", metavar="FILE", help="export files (bad ones are named and skipped)")
+    p.add_argument("--csv", metavar="FILE", default="class-progress.csv",
+                   help="where to write the CSV, one row per learner and puzzle (default: class-progress.csv)")
+    p.set_defaults(func=cmd_report)
+
+
+def active_workshop(args) -> Workshop | None:
+    """The workshop named by --workshop or $GPU_TUTOR_WORKSHOP, validated; None without one."""
+    path = workshop_path(getattr(args, "workshop", None))
+    return None if path is None else load_workshop(path, load_catalog(on_demand=True))
+
+
+def home_workshop(args) -> Workshop | None:
+    """The workshop the app opens with, checked against the other options before the app opens. It
+    also names the GPU queue folder for this process and the runners it starts."""
+    workshop = active_workshop(args)
+    if workshop is None:
+        return None
+    clashing = [flag for flag, value in (("--model", args.model), ("--api-base", args.api_base)) if value]
+    if clashing:
+        raise WorkshopError(f"{workshop.path}: {' and '.join(clashing)} cannot be used in a workshop: its file "
+                            "decides the hints (hints = \"authored\" or \"ai\" with an [ai] table)")
+    if args.app_puzzle and args.app_puzzle not in workshop.puzzles:
+        raise WorkshopError(f"{workshop.path}: --puzzle {args.app_puzzle} is not in this workshop; "
+                            f"allowed: {', '.join(workshop.puzzles)}")
+    if workshop.gpu_queue:
+        from .engine.gpulock import QUEUE_ENV
+
+        os.environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
+    return workshop
+
+
+# -- commands ---------------------------------------------------------------------------------------
+def cmd_workshop_init(args) -> int:
+    path = Path(args.file)
+    if path.exists():
+        raise WorkshopError(f"{path}: exists; edit it, or choose another name (gpu-tutor workshop init OTHER.toml)")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(EXAMPLE, encoding="utf-8")
+    print(f"wrote {path}: edit it, then check it with `gpu-tutor workshop check {path}`")
+    return 0
+
+
+def cmd_workshop_check(args) -> int:
+    workshop = load_workshop(Path(args.file), load_catalog(on_demand=True))
+    catalog = workshop.restrict(load_catalog(on_demand=True))
+    print(f"{workshop.path}: OK")
+    print(f"title:     {workshop.title}")
+    print(f"puzzles:   {len(workshop.puzzles)}")
+    for n, p in enumerate(catalog.ordered(), 1):
+        print(f"  {n:2d}. {p.id:<20} {p.title}")
+    print(f"solutions: {workshop.solutions}")
+    hints = "authored only (no network)" if workshop.hints == "authored" else \
+        f"AI: {workshop.ai['model']} at {workshop.ai['api_base']} (offline otherwise)"
+    print(f"hints:     {hints}")
+    print(f"backend:   {workshop.backend}")
+    print(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
+    from .engine.gpulock import shared_queue
+
+    if workshop.gpu_queue:
+        print(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
+    else:
+        queue = shared_queue()
+        print(f"GPU queue: {queue.folder if queue else 'off'}")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .learner import load_learner, save_name
+    from .progress_export import build_export, export_puzzle_ids, write_export
+    from .store import Store
+
+    workshop = active_workshop(args)
+    store = Store()
+    if args.name is not None:
+        try:
+            learner = save_name(store.root, args.name)
+        except ValueError as e:
+            raise WorkshopError(f"--name: {e}") from None
+    else:
+        learner = load_learner(store.root)
+    catalog = load_catalog(on_demand=True)
+    data = build_export(store, learner, export_puzzle_ids(store, catalog, workshop), workshop=workshop,
+                        with_code=args.with_code)
+    if args.out == "-":
+        import json
+
+        print(json.dumps(data, indent=2))
+        return 0
+    out = Path(args.out or f"gpu-tutor-progress-{_slug(learner.label)}.json")
+    try:
+        write_export(out, data)
+    except OSError as e:
+        raise WorkshopError(f"{out}: cannot be written ({e.strerror or e}); choose another place with --out") from None
+    solved = sum(1 for p in data["puzzles"] if p["solved"])
+    print(f"wrote {out}: {learner.label}, {solved} of {len(data['puzzles'])} puzzles solved"
+          + (", with your code" if args.with_code else ""))
+    for notice in store.notices:
+        print(f"note: {notice}", file=sys.stderr)
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .class_report import load_class, report_csv, report_text
+
+    report = load_class([Path(f) for f in args.files])
+    for path, why in report.skipped:
+        print(f"gpu-tutor: skipped {path}: {why}", file=sys.stderr)
+    for note in report.notes:
+        print(f"gpu-tutor: note: {note}", file=sys.stderr)
+    if not report.learners:
+        print(f"gpu-tutor: none of the {len(args.files)} file(s) could be read; nothing to report", file=sys.stderr)
+        return 1
+    print(report_text(report))
+    out = Path(args.csv)
+    try:
+        out.write_text(report_csv(report), encoding="utf-8")
+    except OSError as e:
+        raise WorkshopError(f"{out}: cannot write the CSV ({e.strerror or e}); choose another place with --csv") \
+            from None
+    print(f"\nwrote {out} ({len(report.learners)} learner(s) x {len(report.puzzles)} puzzle(s))")
+    return 0
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "learner"
