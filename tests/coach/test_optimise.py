@@ -98,3 +98,57 @@ def test_extracting_the_candidate_and_durations():
     assert parse_duration("15m") == 900 and parse_duration("90s") == 90 and parse_duration("1h") == 3600
     with pytest.raises(ValueError):
         parse_duration("soon")
+
+
+def test_one_round_over_real_http_through_the_cli(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from loopback_llm import ChatServer
+
+    root = Path(__file__).resolve().parents[2]
+    start = tmp_path / "naive.py"
+    start.write_text(NAIVE)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
+           "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "none.toml").write_text("")
+    with ChatServer([reply(EXPERT, "one atomic per block")]) as server:
+        done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
+                               "openai/tiny", "--api-base", server.url, "--rounds", "1", "--backend", "sim", "--json"],
+                              capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["stop_reason"] == "rounds" and out["best"]["correct"] and out["best"]["score"] > 1.5
+    assert Path(out["saved_to"]).read_text() == EXPERT and start.read_text() == NAIVE
+    assert "one atomic per block" in out["best"]["explanation"]
+    prompt = server.requests[0]["body"]["messages"][1]["content"]
+    assert "launch(out, *inputs)" in prompt and "Sum reduction" in prompt
+    replay = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "--replay", out["log"]],
+                            capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert replay.returncode == 0 and "round 1:" in replay.stdout and "traffic" in replay.stdout
+
+
+def test_without_a_model_the_cli_says_so_and_shows_the_expert_only_if_policy_allows(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    start = tmp_path / "naive.py"
+    start.write_text(NAIVE)
+    config = tmp_path / "c.toml"
+    env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(config)}
+
+    def run():
+        return subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--backend",
+                               "sim"], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+
+    config.write_text("")
+    closed = run()
+    assert closed.returncode == 2 and "no model is configured" in closed.stderr and "def launch" not in closed.stdout
+    config.write_text("[policy]\nfull_code_hints = true\n")
+    opened = run()
+    assert opened.returncode == 2 and "expert kernel" in opened.stdout and EXPERT.strip() in opened.stdout

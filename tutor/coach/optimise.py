@@ -82,6 +82,7 @@ class Attempt:
     flags: list
     explanation: str
     error: str | None = None          # the model call failed (no candidate)
+    at_s: float | None = None         # seconds from the session's start to this verdict
 
     @property
     def trusted(self) -> bool:
@@ -425,7 +426,7 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                 failures=judgement.failures if judgement else [], score=judgement.score if judgement else None,
                 score_kind=judgement.score_kind if judgement else None,
                 timing=judgement.timing if judgement else None, flags=judgement.flags if judgement else [],
-                explanation=explanation, error=error)
+                explanation=explanation, error=error, at_s=round(time.monotonic() - started, 3))
             attempts.append(attempt)
             this_round.append(attempt)
             if better(attempt, best):
