@@ -73,6 +73,8 @@ class TutorApp(App):
         Binding("f8", "switch_backend", "Backend", id="backend", show=False, tooltip="Simulator or GPU"),
         Binding("f9", "reset", "Reset", id="reset", show=False, tooltip="Back to the starter (asks first)"),
         Binding("f4", "next_pane", "Pane", id="pane", show=False),
+        Binding("f6", "optimise", "Optimise", id="optimise", show=False, priority=True,
+                tooltip="The AI coach proposes faster kernels; the verifier judges each"),
         Binding("f1", "help", "Help", id="help"),
         Binding("question_mark", "help", "Help", show=False, id="help_q"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
@@ -331,6 +333,54 @@ class TutorApp(App):
         if action == "cancel_hint":  # escape is the editor's and the dialogs' unless a hint streams
             return self._hint_cancel is not None
         return super().check_action(action, parameters)
+
+    def action_optimise(self) -> None:
+        if not self.store.progress(self.puzzle.id).solved:
+            self.notify("Solve this puzzle first; then the AI coach can look for a faster kernel.", severity="warning")
+            return
+        from ..coach.optimise import PuzzleTarget
+
+        code = self.query_one("#editor", TextArea).text
+        self._open_optimiser(PuzzleTarget(self.puzzle, code, backend=self.backend), code,
+                             worked=lambda: self.action_reference())
+
+    def action_optimise_task(self) -> None:
+        from ..coach.tasks import kernels_dir, load_task
+        from .screens.optimise import TaskPicker
+
+        names = sorted(p.name for p in kernels_dir().iterdir() if (p / "task.toml").is_file())
+        tasks = [(n, load_task(n).title) for n in names]
+
+        def chosen(name: str | None) -> None:
+            if not name:
+                return
+            from types import SimpleNamespace
+
+            from ..coach.optimise import TaskTarget
+            from .screens.reference import ReferenceScreen
+
+            task = load_task(name)
+            start = task.source("naive")
+            worked = SimpleNamespace(title=f"{task.title} (expert kernel)", reference=task.source("expert"))
+            self._open_optimiser(TaskTarget(name, backend=self.backend), start,
+                                 worked=lambda: self.push_screen(ReferenceScreen(worked, start)))
+
+        self.push_screen(TaskPicker(tasks), chosen)
+
+    def _open_optimiser(self, target, start_code: str, worked) -> None:
+        reason = self.ai_settings.unavailable()
+        if reason:
+            if self.ai_settings.full_code_hints:
+                self.notify(f"The optimiser needs a model ({reason}). Your facilitator's policy allows the worked "
+                            "answer instead.", timeout=8)
+                worked()
+            else:
+                self.notify(f"The optimiser needs a model: {reason}.", severity="warning", timeout=8)
+            return
+        from .screens.optimise import OptimiseScreen
+
+        root = self.store.root
+        self.push_screen(OptimiseScreen(target, start_code, self.ai_settings, root / "optimised", root / "optimise"))
 
     def action_cancel_hint(self) -> None:
         if self._hint_cancel is not None:
