@@ -51,13 +51,15 @@ def test_the_restricted_catalog_has_only_the_workshop_puzzles_in_its_order(tmp_p
     ('title = "x"\npuzzles = ["map"]\nsolutions = "sometimes"\n',
      "w.toml: solutions: 'sometimes' is not allowed; use one of: 'never', 'after-solving', 'always'"),
     ('title = "x"\npuzzles = ["map"]\nhints = "gpt"\n', "hints: 'gpt' is not allowed; use one of: 'authored', 'ai'"),
-    ('title = "x"\npuzzles = ["map"]\nbackend = "tpu"\n', "backend: 'tpu' is not allowed; use one of: 'auto', 'sim', 'gpu'"),
+    ('title = "x"\npuzzles = ["map"]\nbackend = "tpu"\n',
+     "backend: 'tpu' is not allowed; use one of: 'auto', 'sim', 'gpu'"),
     ('title = "x"\npuzzles = ["map", "mapp"]\n', "w.toml: puzzles[1]: no puzzle 'mapp'; allowed: map, zip,"),
     ('title = "x"\npuzzles = ["map", "map"]\n', "puzzles[1]: 'map' is listed twice; list each puzzle once"),
     ('title = "x"\npuzzles = []\n', "puzzles: the list is empty"),
     ('title = "x"\npuzzles = "map"\n', "puzzles: must be a list, not 'map'"),
     ('title = "x"\npuzzles = ["map"]\nask_name = "yes"\n', "ask_name: must be true or false, not 'yes'"),
-    ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n', "ai.model: missing; hints = \"ai\" needs [ai] model and api_base"),
+    ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n',
+     "ai.model: missing; hints = \"ai\" needs [ai] model and api_base"),
     ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\nmodel = "openai/gpt-4o-mini"\n'
      'api_base = "https://api.openai.com/v1"\n', "ai.api_base: 'https://api.openai.com/v1' is not on this machine or"),
     ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\nmodel = "m"\napi_base = "http://127.0.0.1:1"\n'
@@ -128,3 +130,11 @@ def test_a_bad_workshop_file_stops_the_cli_with_one_line_and_status_2(tmp_path):
         assert done.returncode == 2
         assert done.stderr.startswith(f"gpu-tutor: {path}: puzzles[0]: no puzzle 'nope'")
         assert "Traceback" not in done.stderr
+
+
+def test_the_workshop_export_report_and_queue_modules_import_no_textual_numba_or_litellm():
+    code = ("import sys, tutor.workshop, tutor.workshop_cli, tutor.learner, tutor.progress_export, "
+            "tutor.class_report, tutor.engine.gpulock\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'numba', 'litellm')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "[]"

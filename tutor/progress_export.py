@@ -119,7 +119,7 @@ def read_export(path: Path) -> LearnerExport:
     except UnicodeDecodeError:
         raise BadExport("is not UTF-8 text") from None
     except json.JSONDecodeError as e:
-        raise BadExport(f"is not valid JSON ({e.msg} at line {e.lineno}); cut short while copying?") from None
+        raise BadExport(f"is not valid JSON ({e.msg}, line {e.lineno}); cut short while copying?") from None
     except RecursionError:
         raise BadExport("is not an export file") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:

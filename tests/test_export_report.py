@@ -1,0 +1,166 @@
+"""Three learners export their progress and the facilitator's report reads the room from the files,
+skipping the broken ones by name."""
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tutor.learner import save_name
+from tutor.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+NOW = time.time()
+
+
+def gpu_tutor(*args, data=None, cwd=None):
+    env = {**os.environ, "GPU_TUTOR_NO_GPU": "1"}
+    env.pop("GPU_TUTOR_WORKSHOP", None)
+    if data is not None:
+        env["GPU_TUTOR_DATA"] = str(data)
+    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=cwd or ROOT)
+
+
+def minutes_ago(root, minutes):
+    """The learner's store as it was `minutes` ago (the store's clock is injectable for exactly this)."""
+    return Store(root, clock=lambda: NOW - minutes * 60)
+
+
+def make_class(tmp_path):
+    ada, bo, cy = tmp_path / "ada", tmp_path / "bo", tmp_path / "cy"
+    minutes_ago(ada, 40).record_open("map")
+    minutes_ago(ada, 38).record_run("map", False)
+    minutes_ago(ada, 35).record_run("map", True)      # map in 5 minutes
+    minutes_ago(ada, 35).record_open("zip")
+    minutes_ago(ada, 30).record_hint("zip", 1)
+    minutes_ago(ada, 29).record_run("zip", False)
+    minutes_ago(ada, 27).record_run("zip", False)
+    minutes_ago(ada, 25).record_run("zip", True)      # zip in 10 minutes
+    minutes_ago(ada, 20).record_open("dot")           # on dot for 20 minutes
+    Store(ada).save_code("map", "# Ada's map\n")
+    save_name(ada, "Ada")
+
+    minutes_ago(bo, 40).record_open("map")
+    for m in (39, 37, 35, 33, 30):
+        minutes_ago(bo, m).record_run("map", False)
+    minutes_ago(bo, 32).record_hint("map", 2)
+    minutes_ago(bo, 31).record_hint("map", 2, ai=True)
+    minutes_ago(bo, 25).record_run("map", True)       # map in 15 minutes
+    minutes_ago(bo, 25).record_open("zip")            # on zip for 25 minutes
+    for m in (20, 15, 10, 5):
+        minutes_ago(bo, m).record_run("zip", False)
+    save_name(bo, "Bo")
+
+    minutes_ago(cy, 30).record_open("map")            # on map for 30 minutes, no name given
+    for m in range(9):
+        minutes_ago(cy, 29 - m).record_run("map", False)
+    minutes_ago(cy, 10).record_hint("map", 3)
+    return ada, bo, cy
+
+
+def test_export_then_report_on_a_class_gives_the_expected_table(tmp_path):
+    workshop = tmp_path / "w.toml"
+    workshop.write_text('title = "Friday GPU club"\npuzzles = ["map", "zip", "dot"]\n')
+    exports = []
+    for data in make_class(tmp_path):
+        out = tmp_path / f"{data.name}.json"
+        done = gpu_tutor("--workshop", str(workshop), "export", "--out", str(out), data=data)
+        assert done.returncode == 0, done.stderr
+        exports.append(out)
+    cy_id = json.loads(exports[2].read_text())["learner"]["id"]
+    assert json.loads(exports[2].read_text())["learner"]["name"] is None and cy_id.startswith("learner-")
+
+    broken = tmp_path / "broken.json"
+    broken.write_text(exports[1].read_text()[:200])  # a copy cut short
+    edited = tmp_path / "edited.json"
+    data = json.loads(exports[0].read_text())
+    data["learner"]["id"] = "learner-someone-else"
+    data["puzzles"][0]["attempts"] = -1
+    edited.write_text(json.dumps(data))
+
+    report_csv = tmp_path / "class.csv"
+    done = gpu_tutor("report", *map(str, exports), str(broken), str(edited), str(tmp_path / "missing.json"),
+                     "--csv", str(report_csv))
+    assert done.returncode == 0, done.stderr
+    cut, *others = done.stderr.splitlines()
+    assert cut.startswith(f"gpu-tutor: skipped {broken}: is not valid JSON (")
+    assert cut.endswith(", line 10); cut short while copying?")
+    assert others == [
+        f"gpu-tutor: skipped {edited}: puzzles[0] (map): attempts = -1 is not a valid value",
+        f"gpu-tutor: skipped {tmp_path / 'missing.json'}: no such file",
+    ]
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Class progress: Friday GPU club · 3 learner(s) · 3 puzzle(s) · exported ")
+    table = lines[lines.index("Who is where (progress: # solved, o opened, . not yet)") + 1:][:4]
+    pad = " " * (len(cy_id) - len("learner"))
+    assert table == [
+        f"  learner{pad}  solved  now on  progress  runs  hint level  AI hints",
+        f"  Ada    {pad}  2/3     dot     ##o       5     1           0",
+        f"  Bo     {pad}  1/3     zip     #o.       10    2           1",
+        f"  {cy_id}  0/3     map     o..       9     3           0",
+    ]
+    start = lines.index("Puzzles, the longest hold-up first (median time spent; unsolved counts time so far)")
+    assert lines[start + 1:start + 5] == [
+        "  puzzle  solved by  median time  still on it  median runs  used hints     AI hints",
+        "  dot     0/3        20m          1            0            0              0",   # Ada, 20 min so far
+        "  zip     1/3        17m          1            3.5          1 (deepest 1)  0",   # 10 and 25 -> 17.5
+        "  map     2/3        15m          1            6            2 (deepest 3)  1",   # 5, 15 and 30 -> 15
+    ]
+    assert lines[-1] == f"wrote {report_csv} (3 learner(s) x 3 puzzle(s))"
+
+    rows = list(csv.DictReader(report_csv.open()))
+    assert len(rows) == 9
+    bo_zip = next(r for r in rows if r["learner"] == "Bo" and r["puzzle"] == "zip")
+    assert (bo_zip["solved"], bo_zip["attempts"], bo_zip["now_on"], bo_zip["position"]) == ("false", "4", "true", "2")
+    assert 1490 < float(bo_zip["time_on_puzzle_s"]) < 1600
+    ada_map = next(r for r in rows if r["learner"] == "Ada" and r["puzzle"] == "map")
+    assert (ada_map["time_to_solve_s"], ada_map["hint_levels_used"]) == ("300.0", "0")
+
+
+def test_code_is_exported_only_when_asked_for(tmp_path):
+    ada = make_class(tmp_path)[0]
+    plain, with_code = tmp_path / "plain.json", tmp_path / "code.json"
+    assert gpu_tutor("export", "--out", str(plain), data=ada).returncode == 0
+    done = gpu_tutor("export", "--out", str(with_code), "--with-code", data=ada)
+    assert done.returncode == 0 and done.stdout == f"wrote {with_code}: Ada, 2 of 3 puzzles solved, with your code\n"
+    assert all("code" not in p for p in json.loads(plain.read_text())["puzzles"])
+    exported = {p["id"]: p for p in json.loads(with_code.read_text())["puzzles"]}
+    assert list(exported) == ["map", "zip", "dot"]  # without a workshop: the puzzles opened, in order
+    assert exported["map"]["code"] == "# Ada's map\n" and exported["zip"]["code"] is None
+
+
+def test_export_names_the_file_after_the_learner_and_keeps_a_name_given_once(tmp_path):
+    data = tmp_path / "data"
+    minutes_ago(data, 5).record_open("map")
+    done = gpu_tutor("export", "--name", "Grace Hopper", data=data, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "gpu-tutor-progress-grace-hopper.json").is_file()
+    done = gpu_tutor("export", "--out", "-", data=data)
+    assert json.loads(done.stdout)["learner"]["name"] == "Grace Hopper"
+    bad = gpu_tutor("export", "--name", "   ", data=data)
+    assert bad.returncode == 2 and bad.stderr.startswith("gpu-tutor: --name: Type your name")
+
+
+def test_the_same_learner_exporting_twice_counts_once(tmp_path):
+    ada = make_class(tmp_path)[0]
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    assert gpu_tutor("export", "--out", str(first), data=ada).returncode == 0
+    assert gpu_tutor("export", "--out", str(second), data=ada).returncode == 0
+    done = gpu_tutor("report", str(first), str(second), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0 and "1 learner(s)" in done.stdout
+    assert f"note: {first} and {second} are the same learner (Ada); using the newer, {second}" in done.stderr
+
+
+def test_a_report_of_only_bad_files_fails_and_names_each(tmp_path):
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"hello": 1}')
+    done = gpu_tutor("report", str(bad), str(tmp_path), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert f"skipped {bad}: is not a gpu-tutor progress export" in done.stderr
+    assert f"skipped {tmp_path}: is a folder, not an export file" in done.stderr
+    assert "none of the 2 file(s) could be read" in done.stderr
+    assert not (tmp_path / "c.csv").exists()
