@@ -39,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `gpu-tutor list | head`: the reader left; say nothing more
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -51,7 +51,7 @@ def test_an_ai_hint_streams_into_the_panel_and_is_recorded(tmp_path):
 
     async def check(app, pilot):
         app.query_one("#editor").load_text(WRONG)
-        await pilot.press("ctrl+h")
+        await pilot.press("f7")
         panel = await hint_done(app, pilot)
         title, body = panel_text(panel)
         assert "Hint 1 (AI · a nudge)" in body and "what happens to each value" in body
@@ -68,7 +68,7 @@ def test_a_hint_that_leaks_is_replaced_by_the_authored_one_with_a_note(tmp_path,
 
     async def check(app, pilot):
         app.query_one("#editor").load_text(WRONG)
-        await pilot.press("ctrl+h")
+        await pilot.press("f7")
         panel = await hint_done(app, pilot)
         title, body = panel_text(panel)
         assert catalog.get("map").hints[0] in body and "out[j]" not in body
@@ -82,7 +82,7 @@ def test_escape_cancels_a_slow_hint(tmp_path):
     register([("slow", 0.3, "word " * 60)])
 
     async def check(app, pilot):
-        await pilot.press("ctrl+h")
+        await pilot.press("f7")
         await pilot.pause(1.5)
         panel = app.query_one(HintsPanel)
         assert panel.streaming
@@ -108,7 +108,7 @@ async def main():
     app = make_app(data_dir=sys.argv[1], backend="sim", ai_settings=settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        await pilot.press("ctrl+h")
+        await pilot.press("f7")
         await pilot.pause(0.5)
         print("SHOWN:", app.query_one(HintsPanel).shown)
         found = app.query("#hints-text")

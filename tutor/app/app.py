@@ -62,7 +62,11 @@ class TutorApp(App):
         Binding("f5", "run", "Run", show=False, id="run_f5", priority=True),
         Binding("ctrl+w", "toggle_watch", "Watch", id="watch", priority=True,
                 tooltip="Re-run a moment after you stop typing"),
-        Binding("ctrl+h", "hint", "Hint", id="hint", priority=True, tooltip="Reveal the next hint"),
+        # A terminal sends ctrl+h as the backspace byte, so the hint key is F7 (and ctrl+t); ctrl+h still
+        # works where the terminal reports it as itself (the kitty keyboard protocol).
+        Binding("f7", "hint", "Hint", id="hint", priority=True, tooltip="Reveal the next hint"),
+        Binding("ctrl+t", "hint", "Hint", show=False, id="hint_t", priority=True),
+        Binding("ctrl+h", "hint", "Hint", show=False, id="hint_ctrl_h", priority=True),
         Binding("escape", "cancel_hint", "Cancel hint", show=False, id="cancel_hint", priority=True),
         Binding("h", "hint", "Hint", show=False, id="hint_h"),
         Binding("f2", "puzzles", "Puzzles", id="puzzles", tooltip="All puzzles and your progress"),
@@ -319,7 +323,7 @@ class TutorApp(App):
                 return
             if not self._full_code_asked:
                 self._full_code_asked = True
-                self.notify("That was the last hint. Press ctrl+h again to see full code.")
+                self.notify("That was the last hint. Press F7 again to see full code.")
                 return
             level = 4
         import threading

@@ -9,7 +9,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 ACTIONS = [
     ("Run the kernel", "run", "ctrl+r / f5"),
     ("Toggle watch mode", "toggle_watch", "ctrl+w"),
-    ("Reveal the next hint", "hint", "ctrl+h"),
+    ("Reveal the next hint", "hint", "f7 / ctrl+t"),
     ("Cancel the AI hint on its way", "cancel_hint", "escape"),
     ("Optimise this solved puzzle with the AI coach", "optimise", "f6"),
     ("Optimise a coaching task (softmax, matmul, attention ...) with the AI coach", "optimise_task", ""),

@@ -37,7 +37,7 @@ class HintsPanel(Vertical):
         self._status = ""
 
     def compose(self) -> ComposeResult:
-        yield Static("Hints: press ctrl+h (or h outside the editor) for a nudge.", id="hints-title", markup=False)
+        yield Static("Hints: press F7 (or h outside the editor) for a nudge.", id="hints-title", markup=False)
 
     def show_puzzle(self, puzzle, already_shown: int) -> None:
         self._hints = list(puzzle.hints)
@@ -108,8 +108,8 @@ class HintsPanel(Vertical):
             heading, text = self._ai[n]
             parts.append(f"**{heading}** {text or '…'}")
         left = len(self._hints) - self.shown
-        title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · ctrl+h for the next" if left else "")
-                 if self.shown or self._ai else "Hints: press ctrl+h (or h outside the editor) for a nudge.")
+        title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · F7 for the next" if left else "")
+                 if self.shown or self._ai else "Hints: press F7 (or h outside the editor) for a nudge.")
         if self._status:
             title += f"\n{self._status}"
         self.query_one("#hints-title", Static).update(title)
