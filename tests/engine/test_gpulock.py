@@ -184,3 +184,23 @@ def test_the_queue_folder_is_shared_by_every_learner(tmp_path):
     with GpuQueue(folder).turn():
         assert oct(folder.stat().st_mode & 0o7777) == oct(0o1777)
         assert (folder / "gpu.lock").stat().st_mode & 0o044 == 0o044  # others may open it to take turns
+
+
+def test_a_gpu_verification_waits_its_turn_too(tmp_path, monkeypatch):
+    from tutor.coach.tasks import load_task
+    from tutor.coach.verify import verify
+
+    monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
+    holder = Learner(tmp_path)
+    holder.expect("HELD")
+    told, outcome = [], {}
+    source = load_task("reduce_sum").source("naive")
+    thread = threading.Thread(target=lambda: outcome.update(r=verify("reduce_sum", source, "gpu", on_wait=told.append)),
+                              daemon=True)
+    thread.start()
+    wait_until(lambda: told == [1])
+    time.sleep(0.3)
+    assert not outcome  # still waiting: nothing ran
+    holder.release()
+    thread.join(180)
+    assert "r" in outcome  # it ran once the GPU was free (here, with no GPU, to a verdict that says so)

@@ -7,6 +7,7 @@ JSON-ready dict: {"task", "backend", "correct", "failures": [...], "flags": [...
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -18,7 +19,9 @@ DEFAULT_TIMEOUT = 120.0
 MEMORY_MB = 8192
 
 
-def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT) -> dict:
+def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
+           on_wait=None) -> dict:
+    """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn."""
     from .screen import screen
     from .tasks import load_task
 
@@ -39,9 +42,16 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
         if cap:
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
+    queue = None
+    if backend == "gpu":  # candidates on a shared GPU server take their turn like learners' runs do
+        from ..engine.gpulock import shared_queue
+
+        queue = shared_queue()
+    turn = queue.turn(on_wait=on_wait) if queue is not None else contextlib.nullcontext()
     try:
-        proc = subprocess.run([sys.executable, "-m", "tutor.coach.verify_child", task, backend], input=source,
-                              capture_output=True, text=True, timeout=timeout, env=env, preexec_fn=limit)
+        with turn:
+            proc = subprocess.run([sys.executable, "-m", "tutor.coach.verify_child", task, backend], input=source,
+                                  capture_output=True, text=True, timeout=timeout, env=env, preexec_fn=limit)
     except subprocess.TimeoutExpired:
         result["failures"].append({"kind": "timeout", "message": f"the candidate did not finish within {timeout:g} s"})
         return result
