@@ -31,6 +31,8 @@ def minutes_ago(root, minutes):
 
 
 def make_class(tmp_path):
+    global NOW
+    NOW = time.time()  # "so far" is measured from now: the report runs seconds later, not at collection
     ada, bo, cy = tmp_path / "ada", tmp_path / "bo", tmp_path / "cy"
     minutes_ago(ada, 40).record_open("map")
     minutes_ago(ada, 38).record_run("map", False)
