@@ -13,7 +13,7 @@ from tutor.learner import save_name
 from tutor.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
-NOW = time.time()
+NOW = float(int(time.time()))
 
 
 def gpu_tutor(*args, data=None, cwd=None):
@@ -32,7 +32,7 @@ def minutes_ago(root, minutes):
 
 def make_class(tmp_path):
     global NOW
-    NOW = time.time()  # "so far" is measured from now: the report runs seconds later, not at collection
+    NOW = float(int(time.time()))  # whole seconds: stamps keep milliseconds; "so far" is measured from now: the report runs seconds later, not at collection
     ada, bo, cy = tmp_path / "ada", tmp_path / "bo", tmp_path / "cy"
     minutes_ago(ada, 40).record_open("map")
     minutes_ago(ada, 38).record_run("map", False)
