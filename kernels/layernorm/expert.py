@@ -3,54 +3,82 @@ import math
 import numba
 from numba import cuda
 
-MAX_TPB = 1024   # shared scratch sized for the largest block
-ITEMS = 8        # target columns per thread when choosing the block size
+ITEMS = 16       # row elements each thread keeps in registers between the passes
+MAX_TPB = 1024
+WARPS_MAX = 32   # MAX_TPB // 32: one shared slot per warp
 EPS = 1e-5
 
 
-@cuda.jit
+@cuda.jit(fastmath=True)
 def layernorm_block_per_row(out, x, gamma, beta, cols):
-    # One block per row. One read pass accumulates sum(d) and sum(d*d) of d = x - x[r, 0]
-    # (shifting by a sample of the row keeps E[d^2] - E[d]^2 accurate in float32); a
-    # shared-memory tree sums both; a second pass writes the normalised, scaled row.
-    sm1 = cuda.shared.array(MAX_TPB, numba.float32)
-    sm2 = cuda.shared.array(MAX_TPB, numba.float32)
+    # One block per row. The row is read from memory once into registers (ITEMS per thread, all
+    # loads independent, so many are in flight). The mean, then the variance as the mean of
+    # (x - mean)^2 (two passes over registers: exact, no cancellation), are reduced with warp
+    # shuffles plus one shared slot per warp; the output is written from the registers. Rows
+    # longer than ITEMS x threads read their remainder again from memory.
+    red = cuda.shared.array(WARPS_MAX, numba.float32)
+    xr = cuda.local.array(ITEMS, numba.float32)
     r = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
-    k = x[r, 0]
-    s1 = numba.float32(0)
-    s2 = numba.float32(0)
-    c = tid
+    held = ITEMS * nt
+    s = numba.float32(0)
+    for t in range(ITEMS):
+        c = tid + t * nt
+        v = numba.float32(0)
+        if c < cols:
+            v = x[r, c]
+        xr[t] = v
+    for t in range(ITEMS):
+        s += xr[t]
+    c = held + tid
     while c < cols:
-        d = x[r, c] - k
-        s1 += d
-        s2 += d * d
+        s += x[r, c]
         c += nt
-    sm1[tid] = s1
-    sm2[tid] = s2
-    cuda.syncthreads()
-    h = nt // 2
-    while h > 0:
-        if tid < h:
-            sm1[tid] += sm1[tid + h]
-            sm2[tid] += sm2[tid + h]
-        cuda.syncthreads()
-        h //= 2
     inv_n = numba.float32(1) / numba.float32(cols)
-    mean_d = sm1[0] * inv_n
-    var = max(sm2[0] * inv_n - mean_d * mean_d, numba.float32(0))
+    mean = _block_sum(s, red, tid, nt) * inv_n
+    s2 = numba.float32(0)
+    for t in range(ITEMS):
+        dv = numba.float32(0)  # padding slots (past the row) add nothing
+        if tid + t * nt < cols:
+            dv = xr[t] - mean
+        s2 += dv * dv
+    c = held + tid
+    while c < cols:
+        dv = x[r, c] - mean
+        s2 += dv * dv
+        c += nt
+    var = _block_sum(s2, red, tid, nt) * inv_n
     rstd = numba.float32(1) / math.sqrt(var + numba.float32(EPS))
-    mean = k + mean_d
-    c = tid
+    for t in range(ITEMS):
+        c = tid + t * nt
+        if c < cols:
+            out[r, c] = (xr[t] - mean) * rstd * gamma[c] + beta[c]
+    c = held + tid
     while c < cols:
         out[r, c] = (x[r, c] - mean) * rstd * gamma[c] + beta[c]
         c += nt
 
 
+@cuda.jit(device=True)
+def _block_sum(v, red, tid, nt):
+    # Sum over the block: shuffles within each warp, then every thread reads the warps' slots.
+    for off in (16, 8, 4, 2, 1):
+        v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
+    cuda.syncthreads()  # the slots may still be read from a previous reduction
+    if tid % 32 == 0:
+        red[tid // 32] = v
+    cuda.syncthreads()
+    v = red[0]
+    for w in range(1, (nt + 31) // 32):
+        v += red[w]
+    return v
+
+
 def launch(out, x, gamma, beta):
     rows = x.shape[0]
     cols = x.shape[1]
+    # Enough threads that each holds at most ITEMS elements, whole warps, at most MAX_TPB.
     tpb = 32
     while tpb < MAX_TPB and tpb * ITEMS < cols:
         tpb *= 2

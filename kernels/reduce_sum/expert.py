@@ -1,9 +1,10 @@
 import numba
 from numba import cuda
 
-TPB = 256          # threads per block (power of two for the tree)
-UNROLL = 4         # independent accumulators per thread
-MAX_BLOCKS = 1056  # 132 SMs x 8 resident blocks of 256 threads on an H100/H200
+TPB = 512          # threads per block
+UNROLL = 8         # independent loads in flight per thread per trip
+BLOCKS_PER_SM = 4  # 4 x 512 threads fill an H100/H200 SM (2048 threads)
+SMS = 132          # streaming multiprocessors of an H100/H200 SXM
 
 
 @cuda.jit
@@ -15,39 +16,40 @@ def zero(out):
 
 @cuda.jit
 def block_sums(out, x, n):
-    # Each block adds the sum of its grid-stride share of x into out[0]: one atomic per block,
-    # no scratch to allocate, no second pass.
-    cache = cuda.shared.array(TPB, numba.float32)
+    # Each block adds the sum of its share of x into out[0]: one atomic per block. A thread
+    # keeps UNROLL independent accumulators so UNROLL loads are in flight at once; the block's
+    # partials meet through warp shuffles and one shared slot per warp.
+    red = cuda.shared.array(16, numba.float32)  # TPB // 32 warps
     tid = cuda.threadIdx.x
     stride = cuda.gridDim.x * TPB
     i = cuda.blockIdx.x * TPB + tid
-    a0 = numba.float32(0)
-    a1 = numba.float32(0)
-    a2 = numba.float32(0)
-    a3 = numba.float32(0)
-    while i + 3 * stride < n:
-        a0 += x[i]
-        a1 += x[i + stride]
-        a2 += x[i + 2 * stride]
-        a3 += x[i + 3 * stride]
-        i += 4 * stride
+    acc = cuda.local.array(UNROLL, numba.float32)
+    for u in range(UNROLL):
+        acc[u] = numba.float32(0)
+    while i + (UNROLL - 1) * stride < n:
+        for u in range(UNROLL):
+            acc[u] += x[i + u * stride]
+        i += UNROLL * stride
     while i < n:
-        a0 += x[i]
+        acc[0] += x[i]
         i += stride
-    cache[tid] = (a0 + a1) + (a2 + a3)
+    v = numba.float32(0)
+    for u in range(UNROLL):
+        v += acc[u]
+    for off in (16, 8, 4, 2, 1):
+        v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
+    if tid % 32 == 0:
+        red[tid // 32] = v
     cuda.syncthreads()
-    s = TPB // 2
-    while s > 0:
-        if tid < s:
-            cache[tid] += cache[tid + s]
-        cuda.syncthreads()
-        s //= 2
     if tid == 0:
-        cuda.atomic.add(out, 0, cache[0])
+        total = numba.float32(0)
+        for w in range(TPB // 32):
+            total += red[w]
+        cuda.atomic.add(out, 0, total)
 
 
 def launch(out, x):
     n = x.shape[0]
-    blocks = min(MAX_BLOCKS, max(1, (n + TPB * UNROLL - 1) // (TPB * UNROLL)))
+    blocks = min(SMS * BLOCKS_PER_SM, max(1, (n + TPB * UNROLL - 1) // (TPB * UNROLL)))
     zero[1, 32](out)
     block_sums[blocks, TPB](out, x, n)

@@ -3,56 +3,94 @@ import math
 import numba
 from numba import cuda
 
-MAX_TPB = 1024        # shared scratch sized for the largest block
-ITEMS = 8             # target columns per thread when choosing the block size
-NEG_BIG = -3.0e38     # finite stand-in for -inf (avoids inf - inf = nan when merging)
+ITEMS = 16            # row elements each thread keeps in registers between the passes
+MAX_TPB = 1024
+WARPS_MAX = 32        # MAX_TPB // 32: one shared slot per warp
+NEG_BIG = -3.0e38     # finite stand-in for -inf
 
 
-@cuda.jit
+@cuda.jit(fastmath=True)
 def softmax_block_per_row(out, x, cols):
-    # One block per row. Pass 1 reads the row once, keeping an online (max, sum) pair per
-    # thread; a shared-memory tree merges the pairs; pass 2 writes exp(x - m) / s.
-    sm_m = cuda.shared.array(MAX_TPB, numba.float32)
-    sm_s = cuda.shared.array(MAX_TPB, numba.float32)
+    # One block per row. The row is read from memory once into registers (ITEMS per thread,
+    # all loads independent, so many are in flight); the max and then the sum of exp(x - max)
+    # are reduced with warp shuffles plus one shared slot per warp; the output is written from
+    # the registers. Rows longer than ITEMS x threads read their remainder again from memory.
+    red = cuda.shared.array(WARPS_MAX, numba.float32)
+    xr = cuda.local.array(ITEMS, numba.float32)
     r = cuda.blockIdx.x
     tid = cuda.threadIdx.x
     nt = cuda.blockDim.x
+    held = ITEMS * nt
     m = numba.float32(NEG_BIG)
-    s = numba.float32(0)
-    one = numba.float32(1)
-    c = tid
+    for t in range(ITEMS):
+        c = tid + t * nt
+        v = numba.float32(NEG_BIG)
+        if c < cols:
+            v = x[r, c]
+        xr[t] = v
+    for t in range(ITEMS):
+        m = max(m, xr[t])
+    c = held + tid
     while c < cols:
-        v = x[r, c]
-        if v > m:
-            s = s * math.exp(m - v) + one
-            m = v
-        else:
-            s += math.exp(v - m)
+        m = max(m, x[r, c])
         c += nt
-    sm_m[tid] = m
-    sm_s[tid] = s
-    cuda.syncthreads()
-    h = nt // 2
-    while h > 0:
-        if tid < h:
-            m1 = sm_m[tid]
-            m2 = sm_m[tid + h]
-            mm = max(m1, m2)
-            sm_s[tid] = sm_s[tid] * math.exp(m1 - mm) + sm_s[tid + h] * math.exp(m2 - mm)
-            sm_m[tid] = mm
-        cuda.syncthreads()
-        h //= 2
-    m = sm_m[0]
-    inv = one / sm_s[0]
-    c = tid
+    m = _block_max(m, red, tid, nt)
+    s = numba.float32(0)
+    for t in range(ITEMS):
+        e = numba.float32(0)  # padding slots (past the row) weigh nothing
+        if tid + t * nt < cols:
+            e = math.exp(xr[t] - m)
+        xr[t] = e
+        s += e
+    c = held + tid
+    while c < cols:
+        s += math.exp(x[r, c] - m)
+        c += nt
+    inv = numba.float32(1) / _block_sum(s, red, tid, nt)
+    for t in range(ITEMS):
+        c = tid + t * nt
+        if c < cols:
+            out[r, c] = xr[t] * inv
+    c = held + tid
     while c < cols:
         out[r, c] = math.exp(x[r, c] - m) * inv
         c += nt
 
 
+@cuda.jit(device=True)
+def _block_max(v, red, tid, nt):
+    # Max over the block: shuffles within each warp, then every thread reads the warps' slots.
+    for off in (16, 8, 4, 2, 1):
+        v = max(v, cuda.shfl_xor_sync(0xFFFFFFFF, v, off))
+    cuda.syncthreads()  # the slots may still be read from a previous reduction
+    if tid % 32 == 0:
+        red[tid // 32] = v
+    cuda.syncthreads()
+    v = red[0]
+    for w in range(1, (nt + 31) // 32):
+        v = max(v, red[w])
+    return v
+
+
+@cuda.jit(device=True)
+def _block_sum(v, red, tid, nt):
+    # Sum over the block, as _block_max.
+    for off in (16, 8, 4, 2, 1):
+        v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
+    cuda.syncthreads()
+    if tid % 32 == 0:
+        red[tid // 32] = v
+    cuda.syncthreads()
+    v = red[0]
+    for w in range(1, (nt + 31) // 32):
+        v += red[w]
+    return v
+
+
 def launch(out, x):
     rows = x.shape[0]
     cols = x.shape[1]
+    # Enough threads that each holds at most ITEMS elements, whole warps, at most MAX_TPB.
     tpb = 32
     while tpb < MAX_TPB and tpb * ITEMS < cols:
         tpb *= 2
