@@ -109,7 +109,8 @@ def load_settings(path: Path | None = None) -> AISettings:
     path = path or config_path()
     if not path.is_file():
         if explicit:
-            raise ConfigError(f"{path}: no such config file (named by {CONFIG_ENV} or --config)")
+            raise ConfigError(f"{path}: no such config file (named by {CONFIG_ENV}); unset it, or point it at a "
+                              "file (`gpu-tutor config --init` writes one)")
         return AISettings(source=f"defaults (no file at {path})")
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
