@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
+from netless import no_network_prefix
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,13 +41,6 @@ def _report():
 """
 
 
-def _no_network_prefix():
-    if not os.path.exists("/usr/bin/unshare"):
-        return []
-    ok = subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0
-    return ["unshare", "-rn"] if ok else []
-
-
 @pytest.mark.slow
 def test_the_workshop_app_opens_no_socket_and_never_imports_litellm(tmp_path):
     (tmp_path / "site").mkdir()
@@ -62,7 +56,7 @@ def test_the_workshop_app_opens_no_socket_and_never_imports_litellm(tmp_path):
     env.pop("GPU_TUTOR_WORKSHOP", None)
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    app = subprocess.Popen([*_no_network_prefix(), sys.executable, "-m", "tutor.cli", "--workshop", str(workshop)],
+    app = subprocess.Popen([*no_network_prefix(), sys.executable, "-m", "tutor.cli", "--workshop", str(workshop)],
                            stdin=slave, stdout=slave, stderr=slave, env=env, cwd=tmp_path, start_new_session=True)
     os.close(slave)
     screen = bytearray()

@@ -284,15 +284,20 @@ def cmd_verify(args) -> int:
 
 def cmd_hint(args) -> int:
     from .ai.config import settings_for
-    from .ai.hints import HintLog, SimChecker, ask_hint, authored_hint, failure_context, level_name
-    from .store import default_root
 
     puzzle, source, filename = _inputs(args)
     settings = settings_for(args)
     if args.level == 4 and not args.again:
         raise UsageError("--level 4 asks for the full code: ask again with --level 4 --again if you are sure")
-    with Runner("sim") as runner:
-        result = runner.check(puzzle.id, source, filename, keep_traces=True, compile=False)
+    with Runner("sim") as runner:  # one child: the learner's check, then the leak guard's
+        return _hint_with(runner, args, puzzle, source, filename, settings)
+
+
+def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
+    from .ai.hints import HintLog, SimChecker, ask_hint, authored_hint, failure_context, level_name
+    from .store import default_root
+
+    result = runner.check(puzzle.id, source, filename, keep_traces=True, compile=False)
     if result.verdict.passed:
         print(f"{puzzle.id}: your kernel already passes every config; no hint needed.")
         return 0
@@ -311,7 +316,7 @@ def cmd_hint(args) -> int:
         sys.stdout.write(f"\n[{text}]\n")
         sys.stdout.flush()
 
-    with SimChecker(puzzle.id) as passes:
+    with SimChecker(puzzle.id, runner=runner) as passes:
         outcome = ask_hint(puzzle, args.level, source, failure_context(result), shown, settings, passes=passes,
                            on_text=on_text, on_status=on_status, log=HintLog(default_root() / "ai-hints.jsonl"))
     if outcome.source == "ai":
@@ -413,6 +418,8 @@ def cmd_optimise(args) -> int:
     if reason:
         print(f"gpu-tutor optimise: {reason}.", file=sys.stderr)
         _worked_answer(target, settings)
+        if hasattr(target, "close"):
+            target.close()
         return 2
     try:
         budget = opt.Budget(rounds=args.rounds, wall_s=opt.parse_duration(args.budget), tokens=args.max_total_tokens,
@@ -445,8 +452,8 @@ def cmd_optimise(args) -> int:
             target.close()
     saved = None
     if result.best is not None:
-        saved = _unique_path(Path(args.out) if args.out else path.with_name(f"{path.stem}.optimised.py"))
-        saved.write_text(result.best.code, encoding="utf-8")
+        saved = opt.save_new(Path(args.out) if args.out else path.with_name(f"{path.stem}.optimised.py"),
+                             result.best.code)
     if args.json:
         out = result.to_json()
         out["diff"], out["saved_to"], out["log"] = result.diff(), str(saved) if saved else None, str(log_path)
@@ -494,13 +501,12 @@ def _optimise_target(name: str, source: str, backend: str):
         return opt.TaskTarget(name, backend)
     except KeyError:
         pass
-    puzzle = _puzzle(name)
-    with Runner(backend) as runner:
-        verdict = runner.check(puzzle.id, source, "start.py", keep_traces=False).verdict
-    if not verdict.passed:
+    target = opt.PuzzleTarget(_puzzle(name), source, backend)
+    if not target.check_start().passed:  # in the target's own child: its kernel time is the baseline
+        target.close()
         raise UsageError(f"{name}: your kernel does not pass yet; optimise a solved puzzle "
                          f"(`gpu-tutor check {name} FILE` first)")
-    return opt.PuzzleTarget(puzzle, source, backend)
+    return target
 
 
 def _worked_answer(target, settings) -> None:
@@ -514,14 +520,6 @@ def _worked_answer(target, settings) -> None:
     else:
         print("Your facilitator's policy allows worked answers: the reference follows.\n")
         print(target.puzzle.reference)
-
-
-def _unique_path(path: Path) -> Path:
-    n, candidate = 1, path
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
-    return candidate
 
 
 def cmd_content_check(args) -> int:

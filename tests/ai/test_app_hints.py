@@ -7,6 +7,7 @@ import sys
 import time
 from pathlib import Path
 
+from netless import no_network_prefix
 from scripted_llm import register
 from textual.widgets import Markdown, Static
 
@@ -118,14 +119,8 @@ print("LITELLM:", "litellm" in sys.modules)
 """
 
 
-def _no_network_prefix():
-    ok = subprocess.run(["unshare", "-rn", "true"], capture_output=True).returncode == 0 if \
-        os.path.exists("/usr/bin/unshare") else False
-    return ["unshare", "-rn"] if ok else []
-
-
 def test_offline_the_app_serves_authored_hints_without_litellm_or_network(tmp_path, catalog):
-    done = subprocess.run([*_no_network_prefix(), sys.executable, "-c", APP_OFFLINE, str(tmp_path)],
+    done = subprocess.run([*no_network_prefix(), sys.executable, "-c", APP_OFFLINE, str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert catalog.get("map").hints[0] in done.stdout
@@ -149,7 +144,7 @@ def test_offline_the_hint_command_prints_the_authored_hint_without_litellm_or_ne
     kernel.write_text(WRONG)
     env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(tmp_path / "c.toml")}
     (tmp_path / "c.toml").write_text("[ai]\nmodel = \"openai/gpt-4o-mini\"\n")
-    done = subprocess.run([*_no_network_prefix(), sys.executable, "-c", CLI_OFFLINE, str(kernel)],
+    done = subprocess.run([*no_network_prefix(), sys.executable, "-c", CLI_OFFLINE, str(kernel)],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert catalog.get("map").hints[1] in done.stdout and "offline" in done.stderr

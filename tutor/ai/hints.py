@@ -232,11 +232,13 @@ class SimChecker:
     """`passes(source)` for the leak guard: the puzzle's checker on our simulator, in the engine's
     child process (model-written code never runs in this one)."""
 
-    def __init__(self, puzzle_id: str, timeout: float = 10.0):
+    def __init__(self, puzzle_id: str, timeout: float = 10.0, runner=None):
+        """`runner`: a simulator Runner the caller already has (and closes); else one of our own."""
         from ..engine.runner import Runner
 
         self.puzzle_id = puzzle_id
-        self.runner = Runner("sim", timeout=timeout)
+        self._owned = runner is None
+        self.runner = Runner("sim", timeout=timeout) if runner is None else runner
 
     def __call__(self, source: str) -> bool:
         result = self.runner.check(self.puzzle_id, source, "hint.py", seed=0, n_random=1, keep_traces=False,
@@ -244,7 +246,8 @@ class SimChecker:
         return bool(result.verdict.passed)
 
     def close(self) -> None:
-        self.runner.close()
+        if self._owned:
+            self.runner.close()
 
     def __enter__(self):
         return self

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
 import threading
 import time
@@ -171,15 +172,8 @@ class TaskTarget:
 def _largest_bytes(records) -> int | None:
     if not records:
         return None
-    best = max(records, key=lambda r: (_prod(r["shape"]), r["bytes"]))
+    best = max(records, key=lambda r: (math.prod(r["shape"]), r["bytes"]))
     return best["bytes"]
-
-
-def _prod(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= int(s)
-    return n
 
 
 class PuzzleTarget:
@@ -197,6 +191,7 @@ class PuzzleTarget:
         self.timeout = timeout
         self._runner = None
         self._start_ms = None
+        self._start_checked = False
 
     def describe(self) -> str:
         p = self.puzzle
@@ -216,6 +211,14 @@ class PuzzleTarget:
             self._runner = Runner(self.backend, timeout=self.timeout)
         return self._runner.check(self.name, source, "candidate.py", keep_traces=False).verdict
 
+    def check_start(self):
+        """The starting kernel's verdict (it must pass: a solved puzzle), run once; its kernel time
+        is the baseline every candidate is compared with."""
+        verdict = self._check(self.start_source)
+        self._start_ms = _kernel_ms(verdict)
+        self._start_checked = True
+        return verdict
+
     def judge(self, source: str) -> Judgement:
         verdict = self._check(source)
         failures = [f.to_json() for f in verdict.failures]
@@ -223,10 +226,10 @@ class PuzzleTarget:
         j = Judgement(verdict.passed, compiled, failures)
         ms = _kernel_ms(verdict)
         if verdict.passed and ms:
-            if self._start_ms is None:
-                self._start_ms = _kernel_ms(self._check(self.start_source)) or ms
-            j.timing = {"ms": ms, "baseline_ms": self._start_ms}
-            j.score, j.score_kind = self._start_ms / ms, "speedup"
+            if not self._start_checked:
+                self.check_start()
+            j.timing = {"ms": ms, "baseline_ms": self._start_ms or ms}
+            j.score, j.score_kind = j.timing["baseline_ms"] / ms, "speedup"
         return j
 
     def close(self) -> None:
@@ -298,6 +301,18 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
 def _trim(message: str, limit: int = 400) -> str:
     message = " ".join(message.split())
     return message if len(message) <= limit else message[:limit] + " ..."
+
+
+def save_new(path: Path, text: str) -> Path:
+    """Write a candidate beside the learner's work under a name nothing has yet (`x-2.py`, ...):
+    accepting a candidate never overwrites a file."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    candidate.write_text(text, encoding="utf-8")
+    return candidate
 
 
 def device_text(backend: str) -> str:

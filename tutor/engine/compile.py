@@ -77,6 +77,7 @@ def _compile(source, filename, signature, arg_types):
 def compile_launches(source: str, filename: str, launches) -> list[dict]:
     """Compile every kernel a module launched (as the simulator saw it: name and argument types)
     with the real compiler; one failure per kernel that a GPU would reject."""
+    import numba
     from numba import cuda
 
     from .loader import LoadError, load_module_for_numba
@@ -94,8 +95,6 @@ def compile_launches(source: str, filename: str, launches) -> list[dict]:
         kernel = namespace.get(name)
         if kernel is None or not hasattr(kernel, "py_func"):
             continue
-        import numba
-
         try:
             with no_device_needed():
                 cuda.compile_ptx(kernel.py_func, tuple(_numba_type(numba, t) for t in types), cc=CC)

@@ -196,14 +196,10 @@ class OptimiseScreen(Screen):
     def action_save(self) -> None:
         if self.result is None or self.result.best is None:
             return
-        self.save_dir.mkdir(parents=True, exist_ok=True)
+        from ...coach.optimise import save_new
+
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        path = self.save_dir / f"{self.target.name}-optimised-{stamp}.py"
-        n = 1
-        while path.exists():
-            n += 1
-            path = self.save_dir / f"{self.target.name}-optimised-{stamp}-{n}.py"
-        path.write_text(self.result.best.code, encoding="utf-8")
+        path = save_new(self.save_dir / f"{self.target.name}-optimised-{stamp}.py", self.result.best.code)
         self.saved = path
         self.app.notify(f"Saved to {path}. Your own code is unchanged.")
 
