@@ -269,7 +269,8 @@ def cmd_trace(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .coach.verify import verify, verify_text
+    from .coach.verify import verify
+    from .engine.textview import verdict_text
 
     path = Path(args.file)
     if not path.is_file():
@@ -278,8 +279,8 @@ def cmd_verify(args) -> int:
         result = verify(args.task, path.read_text(encoding="utf-8"), args.backend)
     except KeyError as e:
         raise UsageError(str(e).strip("'\"")) from None
-    print(json.dumps(result) if args.json else verify_text(result))
-    return 0 if result["correct"] else 1
+    print(json.dumps(result.to_json()) if args.json else verdict_text(result))
+    return 0 if result.passed else 1
 
 
 def cmd_hint(args) -> int:

@@ -15,7 +15,7 @@ import tomllib
 import pytest
 
 from tutor.coach.screen import screen
-from tutor.coach.verify_child import verify_here
+from tutor.coach.verify import verify
 from task_kernels import KERNELS, compile_for_sm90, load
 
 TASKS = ["attention", "attention_causal", "attention_document", "attention_alibi"]
@@ -82,8 +82,8 @@ def test_candidate_passes_the_static_screen(task, cand):
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("cand", CANDIDATES)
 def test_candidate_passes_the_verifier_on_our_simulator(task, cand):
-    result = verify_here(task, "sim", (KERNELS / task / f"{cand}.py").read_text())
-    assert result["correct"], result["failures"]
+    result = verify(task, (KERNELS / task / f"{cand}.py").read_text())
+    assert result.passed, [f.to_json() for f in result.failures]
 
 
 # Kernel signatures as the launch functions call them (C-contiguous arrays, int64 sizes).

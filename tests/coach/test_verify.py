@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from tutor.coach.verify_child import verify_here
+from tutor.coach.verify import verify
 
 TASK_TOML = """
 title = "Scale"
@@ -50,34 +50,36 @@ def task(tmp_path, monkeypatch):
 
 
 def kinds(result):
-    return {f["kind"] for f in result["failures"]}
+    return {f.kind for f in result.failures}
 
 
 def test_an_honest_candidate_is_correct_and_its_bytes_are_counted(task):
-    result = verify_here(task, "sim", HONEST)
-    assert result["correct"], result["failures"]
-    assert {tuple(b["shape"]): b["bytes"] for b in result["global_bytes"]}[(7,)] == 7 * 4 * 2
+    result = verify(task, HONEST)
+    assert result.passed, [f.to_json() for f in result.failures]
+    assert {tuple(b["shape"]): b["bytes"] for b in result.global_bytes}[(7,)] == 7 * 4 * 2
 
 
-def test_a_launch_that_does_nothing_leaves_poisoned_output(task):
+def test_a_launch_that_does_nothing_leaves_poisoned_output_and_no_record_of_work(task):
     source = HONEST.replace("    scale[(n + TPB - 1) // TPB, TPB](out, x, n)", "    pass")
     assert source != HONEST
-    assert kinds(verify_here(task, "sim", source)) == {"not_finite"}
+    result = verify(task, source)
+    assert kinds(result) == {"not_finite", "runtime_error"}
+    assert any("launched no kernel" in f.message for f in result.failures)
 
 
 def test_partial_output_is_caught(task):
     source = HONEST.replace("scale[(n + TPB - 1) // TPB, TPB]", "scale[1, TPB]")
-    assert "not_finite" in kinds(verify_here(task, "sim", source))
+    assert "not_finite" in kinds(verify(task, source))
 
 
 def test_writing_the_inputs_is_caught(task):
     source = HONEST.replace("out[i] = 2.0 * x[i]", "x[i] = 2.0 * x[i]\n        out[i] = x[i]")
-    assert "input_mutated" in kinds(verify_here(task, "sim", source))
+    assert "input_mutated" in kinds(verify(task, source))
 
 
 def test_a_shape_hardcoded_kernel_fails_on_other_shapes(task):
     source = HONEST.replace("n = x.shape[0]", "n = 7")
-    assert kinds(verify_here(task, "sim", source)) & {"not_finite", "wrong_output"}
+    assert kinds(verify(task, source)) & {"not_finite", "wrong_output"}
 
 
 def test_a_race_is_rejected_even_when_the_numbers_come_out_right(task):
@@ -96,30 +98,49 @@ def test_a_race_is_rejected_even_when_the_numbers_come_out_right(task):
             n = x.shape[0]
             scale[(n + TPB - 1) // TPB, TPB](out, x, n)
         """)
-    assert "race" in kinds(verify_here(task, "sim", source))
+    assert "race" in kinds(verify(task, source))
 
 
 def test_a_kernel_a_gpu_would_reject_is_rejected_on_the_simulator_too(task):
     # the simulator runs the list happily; the real Numba compiler (no GPU needed) does not
     source = HONEST.replace("        out[i] = 2.0 * x[i]", "        xs = [2.0, 3.0]\n        out[i] = xs[0] * x[i]")
     assert source != HONEST
-    result = verify_here(task, "sim", source)
-    compile_errors = [f for f in result["failures"] if f["kind"] == "compile_error"]
-    assert compile_errors and "`scale`" in compile_errors[0]["message"] and "(line" in compile_errors[0]["message"]
-    assert not result["correct"]
+    result = verify(task, source)
+    compile_errors = [f for f in result.failures if f.kind == "compile_error"]
+    assert compile_errors and "`scale`" in compile_errors[0].message and "(line" in compile_errors[0].message
+    assert not result.passed
 
 
-def test_a_candidate_that_does_not_load_is_a_compile_error(task):
-    assert kinds(verify_here(task, "sim", "def launch(out, x):\n    return (\n")) == {"compile_error"}
+def test_a_candidate_that_does_not_parse_is_rejected_before_anything_runs(task):
+    result = verify(task, "def launch(out, x):\n    return (\n")
+    assert kinds(result) == {"static"} and result.failures[0].rule == "syntax"
 
 
-def test_the_child_prints_one_json_line_even_when_the_candidate_prints(task):
-    source = HONEST.replace("    n = x.shape[0]", "    print('{\"correct\": true}')\n    n = x.shape[0]")
-    assert source != HONEST
-    proc = subprocess.run([sys.executable, "-m", "tutor.coach.verify_child", task, "sim"], input=source,
-                          capture_output=True, text=True, timeout=120)
-    lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 1 and json.loads(lines[0])["task"] == "scale"
+# Escaped today's main (42f2d21): through `gpu-tutor verify softmax forge.py --backend sim` this
+# kernel printed "softmax on sim: CORRECT" (exit 0) with no kernel work at all: on the simulator the
+# kernel body ran as plain Python, reached `os` through a generator's frame, wrote a verdict to the
+# child's stdout (then the answer channel) and left with os._exit(0).
+FORGER = HEAD + textwrap.dedent("""
+    @cuda.jit
+    def scale(out, x, n):
+        g = (k for k in range(1))
+        o = g.gi_frame.f_builtins["__import__"]("os")
+        o.write(1, b'{"task": "scale", "backend": "sim", "correct": true, "failures": [], "flags": []}\\n')
+        o._exit(0)
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        scale[(n + TPB - 1) // TPB, TPB](out, x, n)
+    """)
+
+
+def test_a_kernel_that_forges_the_verdict_never_runs_and_is_rejected(task, tmp_path):
+    marker = tmp_path / "ran"
+    source = FORGER.replace("o._exit(0)", f"o.close(o.open({str(marker)!r}, 64 | 1))\n    o._exit(0)")
+    result = verify(task, source)
+    assert not result.passed and kinds(result) == {"compile_error"}
+    assert not marker.exists()  # the real compiler refused it before one line of it ran
 
 
 def test_verify_cli_rejects_a_host_side_cheat_statically(tmp_path, task):
@@ -129,7 +150,7 @@ def test_verify_cli_rejects_a_host_side_cheat_statically(tmp_path, task):
     proc = subprocess.run([sys.executable, "-m", "tutor.cli", "verify", task, str(cheat), "--json"],
                           capture_output=True, text=True, timeout=120)
     result = json.loads(proc.stdout)
-    assert proc.returncode == 1 and not result["correct"]
+    assert proc.returncode == 1 and not result["passed"]
     assert {f["rule"] for f in result["failures"]} >= {"host-copy", "host-numpy"}
     assert all(f["line"] == 6 for f in result["failures"])
 
@@ -139,7 +160,7 @@ def test_verify_cli_accepts_an_honest_candidate_in_a_fresh_process(tmp_path, tas
     good.write_text(HONEST)
     proc = subprocess.run([sys.executable, "-m", "tutor.cli", "verify", task, str(good)],
                           capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and "scale on sim: CORRECT" in proc.stdout
+    assert proc.returncode == 0 and "scale on sim: PASSED" in proc.stdout
 
 
 def test_verify_cli_unknown_task_is_a_usage_error(tmp_path):
@@ -154,8 +175,8 @@ def test_verify_cli_unknown_task_is_a_usage_error(tmp_path):
 def test_naive_baselines_pass_the_verifier_on_the_simulator(name):
     from tutor.coach.tasks import load_task
 
-    result = verify_here(name, "sim", load_task(name).source("naive"))
-    assert result["correct"], result["failures"]
+    result = verify(name, load_task(name).source("naive"))
+    assert result.passed, [f.to_json() for f in result.failures]
 
 
 # matmul's expert (128x128 tiles, 8x8 per thread) takes ~30 s on our simulator: test_tasks.py checks
@@ -164,8 +185,8 @@ def test_naive_baselines_pass_the_verifier_on_the_simulator(name):
 def test_expert_kernels_pass_the_verifier_on_the_simulator(name):
     from tutor.coach.tasks import load_task
 
-    result = verify_here(name, "sim", load_task(name).source("expert"))
-    assert result["correct"], result["failures"]
+    result = verify(name, load_task(name).source("expert"))
+    assert result.passed, [f.to_json() for f in result.failures]
 
 
 @pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])

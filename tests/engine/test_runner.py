@@ -18,10 +18,10 @@ def runner():
 
 def test_child_stays_warm_between_runs(runner, catalog):
     runner.check("map", catalog.get("map").reference, "ref.py")
-    pid = runner._proc.pid
+    pid = runner.pid
     result = runner.check("map", catalog.get("map").reference, "ref.py")
     assert result.verdict.passed
-    assert runner._proc.pid == pid
+    assert runner.pid == pid
 
 
 def test_os_exit_in_a_kernel_is_a_runtime_error_and_the_next_run_works(runner, catalog):

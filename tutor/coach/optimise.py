@@ -146,15 +146,14 @@ class TaskTarget:
     def judge(self, source: str) -> Judgement:
         from .verify import verify
 
-        result = verify(self.name, source, self.backend, timeout=self.timeout)
-        failures = result.get("failures", [])
+        verdict = verify(self.name, source, self.backend, timeout=self.timeout)
+        failures = [f.to_json() for f in verdict.failures]
         compiled = not any(f["kind"] in ("compile_error", "static") for f in failures)
-        j = Judgement(bool(result.get("correct")), compiled, failures, timing=result.get("timing"),
-                      flags=list(result.get("flags", [])))
+        j = Judgement(verdict.passed, compiled, failures, timing=verdict.timing, flags=list(verdict.flags))
         if j.correct and self.backend == "gpu" and j.timing:
             j.score, j.score_kind = float(j.timing["speedup"]), "speedup"
-        elif j.correct and result.get("global_bytes"):
-            mine = _largest_bytes(result["global_bytes"])
+        elif j.correct and verdict.global_bytes:
+            mine = _largest_bytes(verdict.global_bytes)
             base = self._naive_bytes()
             if mine and base:
                 j.score, j.score_kind = base / mine, "traffic"
@@ -164,8 +163,8 @@ class TaskTarget:
         if self._baseline_bytes is None:
             from .verify import verify
 
-            result = verify(self.name, self.task.source("naive"), "sim", timeout=self.timeout)
-            self._baseline_bytes = _largest_bytes(result.get("global_bytes", [])) or 0
+            verdict = verify(self.name, self.task.source("naive"), "sim", timeout=self.timeout)
+            self._baseline_bytes = _largest_bytes(verdict.global_bytes) or 0
         return self._baseline_bytes
 
 

@@ -1,79 +1,211 @@
 """`gpu-tutor verify TASK FILE`: every candidate kernel proves itself before anyone sees it.
 
-First a static screen of the source (nothing runs), then a fresh child process per candidate with a
-time limit and a memory cap, where the dynamic checks happen (see verify_child). The answer is one
-JSON-ready dict: {"task", "backend", "correct", "failures": [...], "flags": [...], ...}.
+First a static screen of the source (nothing runs). Then one sandboxed child per candidate (see
+engine/sandbox.py and verify_child.py) runs it; this process is the judge. It draws the inputs
+from a seed the child never sees, computes the reference, and compares: outputs poisoned with NaN
+before every run, inputs checked for writes, a repeat run checked for the same answer, and the
+child's records checked for plausibility (it launched something, and moved at least the bytes its
+output holds). The answer is the engine's Verdict, printed by the same text view as `check`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import resource
-import subprocess
-import sys
-from pathlib import Path
+import time
+
+import numpy as np
+
+from ..engine.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
+from ..engine.verdict import KINDS, ConfigResult, Failure, Verdict
 
 DEFAULT_TIMEOUT = 120.0
 MEMORY_MB = 8192
+MIN_CASES = 5
+TIMING_RUNS = 25
+SPEEDUP_TO_REVIEW = 10.0
 
 
 def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
-           on_wait=None) -> dict:
+           on_wait=None) -> Verdict:
     """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn."""
     from .screen import screen
     from .tasks import load_task
 
-    load_task(task)  # an unknown task is a usage error (KeyError), before anything runs
-    result = {"task": task, "backend": backend, "correct": False, "failures": [], "flags": []}
+    spec = load_task(task)  # an unknown task is a usage error (KeyError), before anything runs
+    verdict = Verdict(puzzle=task, backend=backend, passed=False)
     findings = screen(source, "candidate.py")
     if findings:
-        result["failures"] = [{"kind": "static", "rule": f.rule, "line": f.line,
-                               "message": f"{f.message} {f.fix}".strip()} for f in findings]
-        return result
-    env = dict(os.environ)
-    env["NUMBA_ENABLE_CUDASIM"] = "1" if backend == "numba-sim" else "0"
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-    cap = MEMORY_MB * 1024 * 1024 if backend != "gpu" else None
-
-    def limit():
-        if cap:
-            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-
+        verdict.failures = [Failure(kind="static", rule=f.rule, line=f.line, message=f"{f.message} {f.fix}".strip())
+                            for f in findings]
+        return verdict
     queue = None
     if backend == "gpu":  # candidates on a shared GPU server take their turn like learners' runs do
         from ..engine.gpulock import shared_queue
 
         queue = shared_queue()
     turn = queue.turn(on_wait=on_wait) if queue is not None else contextlib.nullcontext()
-    try:
-        with turn:
-            proc = subprocess.run([sys.executable, "-m", "tutor.coach.verify_child", task, backend], input=source,
-                                  capture_output=True, text=True, timeout=timeout, env=env, preexec_fn=limit)
-    except subprocess.TimeoutExpired:
-        result["failures"].append({"kind": "timeout", "message": f"the candidate did not finish within {timeout:g} s"})
-        return result
-    line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-    try:
-        child = json.loads(line)
-    except json.JSONDecodeError:
-        tail = proc.stderr.strip().splitlines()[-1:] or [f"exit status {proc.returncode}"]
-        result["failures"].append({"kind": "runtime_error",
-                                   "message": f"the candidate's process ended without a verdict: {tail[0]}"})
-        return result
-    return child
+    with turn:
+        _Judge(spec, source, backend, time.monotonic() + timeout, timeout).run(verdict)
+    verdict.passed = not verdict.failures and bool(verdict.configs)
+    verdict.sort()
+    return verdict
 
 
-def verify_text(result: dict) -> str:
-    head = f"{result['task']} on {result['backend']}: {'CORRECT' if result['correct'] else 'REJECTED'}"
-    lines = [head]
-    for f in result["failures"]:
-        rule = f"/{f['rule']}" if f.get("rule") else ""
-        lines.append(f"  x {f['kind']}{rule}: {f['message']}")
-    for b in result.get("global_bytes", []):
-        lines.append(f"  global memory moved for shape {tuple(b['shape'])}: {b['bytes']:,} bytes")
-    for flag in result.get("flags", []):
-        lines.append(f"  flag: {flag}")
-    return "\n".join(lines)
+class _Judge:
+    """The parent's half of one verification: it holds the inputs, the reference and the verdict."""
+
+    def __init__(self, task, source, backend, deadline, timeout):
+        self.task, self.source, self.backend = task, source, backend
+        self.deadline, self.timeout = deadline, timeout
+        self.rng = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
+        self.rtol, self.atol = task.tolerance
+        self.reference, self.inputs_mod = task.module("reference"), task.module("inputs")
+
+    def run(self, verdict: Verdict) -> None:
+        child = Child("tutor.coach.verify_child", [self.backend], memory_mb=MEMORY_MB, gpu=self.backend == "gpu",
+                      cpu_seconds=int(self.timeout) + 60,
+                      env={"NUMBA_ENABLE_CUDASIM": "1" if self.backend == "numba-sim" else "0"})
+        try:
+            with child:
+                self.child = child
+                loaded, _ = self.ask({"op": "load", "source": self.source})
+                verdict.failures += [_failure(f) for f in loaded["failures"]]
+                if not verdict.failures:
+                    self.cases(verdict)
+                if not verdict.failures and verdict.configs and self.backend == "gpu":
+                    self.time(verdict)
+                verdict.notes += child.notes
+        except ChildTimeout:
+            verdict.failures.append(Failure(kind="timeout", message=f"the candidate did not finish within "
+                                                                     f"{self.timeout:g} s"))
+        except ChildDied as e:
+            tail = (e.stderr.strip().splitlines() or [e.why or f"exit status {e.code}"])[-1]
+            verdict.failures.append(Failure(kind="runtime_error",
+                                            message=f"the candidate's process ended without an answer: {tail}"))
+        except ChildFailed as e:
+            verdict.failures.append(Failure(kind="runtime_error", message=f"{e.name}: {e.message}"))
+
+    def ask(self, request, arrays=None):
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise ChildTimeout()
+        try:
+            return self.child.ask(request, arrays, timeout=left, start_grace=max(left, 60.0))
+        finally:
+            self.child.end_request()
+
+    def cases(self, verdict: Verdict) -> None:
+        shapes = self.task.shapes(self.backend)
+        for shape in [shapes[i % len(shapes)] for i in range(max(MIN_CASES, len(shapes)))]:
+            failures = self.case(shape, verdict)
+            verdict.failures += failures
+            if any(f.kind in ("compile_error", "runtime_error") for f in failures):
+                break
+
+    def case(self, shape, verdict: Verdict) -> list[Failure]:
+        where = f"shape {tuple(shape)}"
+        inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
+        expected = np.asarray(self.reference.reference(*[x.astype(np.float64) for x in inputs]))
+        out_shape = tuple(self.inputs_mod.output_shape(shape))
+        try:
+            records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": 2}, inputs)
+        except ChildFailed as e:
+            return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
+        failures = [_failure(i, where) for i in records["issues"]]
+        verdict.configs.append(ConfigResult(where, (), (), {"out": out_shape}, {}, False))
+        if not records.get("ran", True):
+            return failures
+        if len(arrays) != 2 + len(inputs):
+            return failures + [Failure(kind="runtime_error", config=where, message="the candidate's process "
+                                                                                  "answered without its outputs")]
+        got, again, after = arrays[0], arrays[1], arrays[2:]
+        failures += self.plausible(records, out_shape, where)
+        failures += self.compare(inputs, after, got, again, expected, where)
+        if records.get("moved") is not None:
+            verdict.global_bytes.append({"shape": list(shape), "bytes": int(records["moved"])})
+        verdict.configs[-1].passed = not failures
+        return failures
+
+    def plausible(self, records, out_shape, where) -> list[Failure]:
+        """The child's records are claims: a verification that launched nothing, or moved fewer bytes
+        than its output holds, did not happen the way it says."""
+        if self.backend != "sim":
+            return []
+        out_bytes = int(np.prod(out_shape)) * 4
+        if not records.get("launches"):
+            return [Failure(kind="runtime_error", config=where, message=f"launch() launched no kernel ({where}): "
+                                                                       "every output must be written by a kernel")]
+        moved = records.get("moved")
+        if not isinstance(moved, int) or moved < out_bytes:
+            return [Failure(kind="runtime_error", config=where, message=(
+                f"the records say {moved} bytes of global memory moved, fewer than the {out_bytes:,} bytes the "
+                f"output holds ({where}): they were tampered with or the kernels did not run"))]
+        return []
+
+    def compare(self, inputs, after, got, again, expected, where) -> list[Failure]:
+        out = []
+        if any(a.shape != b.shape or not np.array_equal(a, b, equal_nan=True) for a, b in zip(inputs, after)):
+            out.append(Failure(kind="input_mutated", config=where, message=f"the candidate wrote into its inputs ({where})"))
+        if got.shape != expected.shape:
+            return out + [Failure(kind="wrong_shape", config=where,
+                                  message=f"out has shape {got.shape}, expected {expected.shape} ({where})")]
+        if not np.isfinite(got).all():
+            bad = int((~np.isfinite(got)).sum())
+            return out + [Failure(kind="not_finite", config=where, message=(
+                f"{bad} output cell(s) are NaN or infinite: not written, or overflowed ({where})"))]
+        wrong = self.wrong(got, expected, where)
+        if wrong is not None:
+            return out + [wrong]
+        if again.shape != got.shape or not np.allclose(again, got, rtol=self.rtol, atol=self.atol, equal_nan=False):
+            out.append(Failure(kind="nondeterministic", config=where, message=(
+                f"a second run on the same inputs gave different results ({where}): look for a missing barrier "
+                "or a race")))
+        return out
+
+    def wrong(self, got, expected, where) -> Failure | None:
+        err = np.abs(got.astype(np.float64) - expected)
+        ok = err <= self.atol + self.rtol * np.abs(expected)
+        if ok.all():
+            return None
+        worst = np.unravel_index(int(np.argmax(err - self.rtol * np.abs(expected))), err.shape)
+        return Failure(kind="wrong_output", config=where, details=[{"max_error": float(err.max())}], message=(
+            f"{int((~ok).sum())} cell(s) off by more than rtol {self.rtol:g} / atol {self.atol:g}; worst at "
+            f"{tuple(int(i) for i in worst)}: got {float(got[worst]):.6g}, expected {float(expected[worst]):.6g} "
+            f"({where})"))
+
+    def time(self, verdict: Verdict) -> None:
+        """Timing on the largest shape, median of TIMING_RUNS, the naive baseline timed the same way
+        in the same process, and the candidate's answer checked again on fresh inputs drawn here."""
+        shape = self.task.largest_shape("gpu")
+        inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
+        fresh = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
+        out_shape = tuple(self.inputs_mod.output_shape(shape))
+        answer, arrays = self.ask({"op": "time", "out_shape": list(out_shape), "n_inputs": len(inputs),
+                                   "runs": TIMING_RUNS, "baseline": self.task.source("naive")}, inputs + fresh)
+        expected = self.reference.reference(*[x.astype(np.float64) for x in fresh])
+        got = arrays[0] if arrays else np.empty(0)
+        if got.shape != np.shape(expected) or not np.isfinite(got).all() or \
+                not np.allclose(got, expected, rtol=self.rtol, atol=self.atol):
+            verdict.failures.append(Failure(kind="wrong_output", config=f"shape {tuple(shape)}",
+                                            message="wrong on a fresh input inside the timing run"))
+            return
+        mine, base = answer["mine"], answer["base"]
+        ms, base_ms = float(mine["ms"]), float(base["ms"])
+        speedup = base_ms / ms if ms > 0 else float("inf")
+        verdict.timing = {"shape": list(shape), "ms": ms, "baseline_ms": base_ms, "speedup": speedup,
+                          "runs": TIMING_RUNS, "host_enqueue_ms": mine["host_enqueue_ms"],
+                          "baseline_host_enqueue_ms": base["host_enqueue_ms"]}
+        if mine["enqueue_outlasted_hold"] or base["enqueue_outlasted_hold"]:
+            verdict.flags.append("the host took longer to enqueue a launch than the GPU was held; those runs "
+                                 "include idle time")
+        if speedup > SPEEDUP_TO_REVIEW:
+            verdict.flags.append(f"speedup {speedup:.1f}x over the naive baseline: more than "
+                                 f"{SPEEDUP_TO_REVIEW:g}x is flagged for review, not trusted")
+
+
+def _failure(d: dict, where: str | None = None) -> Failure:
+    """A failure the child reported, as the engine's Failure (an unknown kind becomes an error)."""
+    kind = d.get("kind") if d.get("kind") in KINDS else "runtime_error"
+    line = d.get("line") if isinstance(d.get("line"), int) else None
+    return Failure(kind=kind, message=str(d.get("message", "")), line=line, config=where)

@@ -103,13 +103,23 @@ def arg_types(puzzle: Puzzle, config: LaunchConfig) -> list[tuple]:
 
 def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed: int | None = None,
               n_random: int = N_RANDOM, timeout: float = 10.0, compile: bool = True,
-              keep_traces: bool = True) -> CheckResult:
-    """Check a learner's file on our simulator: every config traced, every detection run."""
+              keep_traces: bool = True, compile_first: bool = False) -> CheckResult:
+    """Check a learner's file on our simulator: every config traced, every detection run.
+
+    `compile_first`: for code a model wrote (a hint, an optimiser candidate), nothing runs until the
+    real Numba compiler has accepted the kernel: its nopython subset has no frames, modules or
+    objects, which closes what plain Python on the simulator would leave open."""
     from .sim import Launch, watchdog
 
     seed = secrets.randbits(31) if seed is None else seed
     verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
     result = CheckResult(verdict)
+    if compile_first:
+        refusal = _compile_before_running(puzzle, source, filename)
+        if refusal is not None:
+            verdict.failures.append(refusal)
+            return result
+        compile = False  # done
     try:
         module = load_for_sim(source, filename, puzzle.signature)
     except LoadError as e:
@@ -159,6 +169,22 @@ def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed:
     verdict.passed = not verdict.failures and len(verdict.configs) == len(configs)
     verdict.sort()
     return result
+
+
+def _compile_before_running(puzzle: Puzzle, source: str, filename: str) -> Failure | None:
+    from .compile import compile_check, nvvm_missing
+
+    missing = nvvm_missing()
+    if missing:
+        return Failure(kind="compile_error", message=(
+            "Model-written code runs only after the real Numba compiler has accepted it, and "
+            f"{missing.removeprefix('the real-compiler check was skipped: ')}"))
+    for config in puzzle.configs[:1] + [c for c in puzzle.configs[1:] if arg_types(puzzle, c) !=
+                                        arg_types(puzzle, puzzle.configs[0])]:
+        failure = compile_check(source, filename, puzzle.signature, arg_types(puzzle, config))
+        if failure is not None:
+            return failure
+    return None
 
 
 def simulate(source: str, blocks, threads, named_args: list, *, filename: str = "kernel.py",

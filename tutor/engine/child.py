@@ -1,61 +1,25 @@
-"""The process that runs learner code: `python -m tutor.engine.child BACKEND`.
+"""The process that runs learner code: `python -m tutor.engine.child BACKEND`, started by the
+runner through the sandbox (see sandbox.py: cleared environment, its own folder and session,
+rlimits, seccomp, Landlock, no network).
 
-It reads pickled requests on stdin and answers on a private copy of stdout; the real fd 1 is
-pointed at /dev/null so that nothing a kernel prints can corrupt the protocol (Python-level prints
-are captured into the verdict instead). It imports numba once and then stays warm for the next run.
-A memory cap applies to everything it does.
+It reads requests on its dedicated channel and answers as wire messages (JSON and numpy buffers,
+never pickle); stdout is /dev/null, so nothing a kernel prints can corrupt the protocol
+(Python-level prints are captured into the verdict instead). It imports numba once, confines
+itself, and then stays warm for the next run.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
-import resource
-import struct
 import sys
-import traceback
-
-HEADER = struct.Struct("!Q")
-
-
-def read_message(stream):
-    head = stream.read(HEADER.size)
-    if len(head) < HEADER.size:
-        return None
-    (size,) = HEADER.unpack(head)
-    body = stream.read(size)
-    return pickle.loads(body)
-
-
-def write_message(stream, obj) -> None:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(data)) + data)
-    stream.flush()
 
 
 def main(argv=None) -> int:
+    from .sandbox import serve
+
     argv = sys.argv[1:] if argv is None else argv
     backend = argv[0] if argv else "sim"
-    memory_mb = int(argv[1]) if len(argv) > 1 else 0
-    answers = os.fdopen(os.dup(1), "wb")
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    sys.stdout = open(os.devnull, "w")
-    if memory_mb > 0:
-        limit = memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    requests = sys.stdin.buffer
-    warm_up(backend)
-    catalogs = {}
-    while True:
-        request = read_message(requests)
-        if request is None:
-            return 0
-        try:
-            answer = ("ok", handle(backend, request, catalogs))
-        except Exception as e:  # ours, not the learner's: report it whole rather than die
-            answer = ("error", type(e).__name__, str(e), traceback.format_exc())
-        write_message(answers, answer)
+    catalogs: dict = {}
+    return serve(lambda request, arrays: handle(backend, request, catalogs), warm=lambda: warm_up(backend))
 
 
 def warm_up(backend: str) -> None:
@@ -93,12 +57,20 @@ def handle(backend: str, request: dict, catalogs: dict):
                 return None, missing
             return compile_check(request["source"], request["filename"], puzzle.signature,
                                  arg_types(puzzle, puzzle.configs[0])), None
+        if request.get("untrusted") and backend == "numba-sim":  # Numba's simulator runs kernels as Python
+            from .check import CheckResult
+            from .verdict import Failure, Verdict
+
+            return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, failures=[Failure(
+                kind="unsupported", message="Model-written code is checked on our simulator or a GPU, never "
+                                            "on Numba's simulator (it would run the kernel as plain Python).")]))
         if backend == "sim":
             from .check import check_sim
 
             return check_sim(puzzle, request["source"], request["filename"], seed=request.get("seed"),
                              n_random=request.get("n_random", 3), timeout=request["timeout"],
-                             compile=request.get("compile", True), keep_traces=request.get("keep_traces", True))
+                             compile=request.get("compile", True), keep_traces=request.get("keep_traces", True),
+                             compile_first=request.get("untrusted", False))
         from .gpu import check_numba
 
         return check_numba(puzzle, request["source"], request["filename"], seed=request.get("seed"),

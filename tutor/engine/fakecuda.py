@@ -137,8 +137,13 @@ class FakeCuda:
 
     def __init__(self):
         self.launch = None  # the running Launch, set by the scheduler
-        self.traces = []  # every launch's trace, for callers that launch through kernel[...]
-        self.launches = []  # (kernel name, argument types) of each launch, for the real compiler
+        # What the host side launched, read by the verifier through sim.records(): kept under private
+        # names (and checked for plausibility by the verifier), since a candidate's launch() runs
+        # in this process. In record-only mode a launch is noted and nothing runs, so the real
+        # compiler can accept every kernel before any of its code does.
+        self._traces = []  # (trace, failures) of every launch through kernel[...]
+        self._launches = []  # (kernel name, argument types) of each launch
+        self._record_only = False
         self.threadIdx = Dim3(0, 0, 0)
         self.blockIdx = Dim3(0, 0, 0)
         self.blockDim = Dim3()

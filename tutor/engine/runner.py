@@ -4,7 +4,10 @@ The child is started once and kept warm (numba imported), so a run feels instant
 a deadline: the child stops a simulated kernel itself at the soft limit (with the thread and line
 where it spun), and if it does not answer by the hard limit it is killed and the next run starts a
 fresh one. A crash, a `sys.exit` or an `os._exit` in learner code ends only the child; the caller
-gets a Verdict that says so. The parent also watches the child's memory and kills it past its cap.
+gets a Verdict that says so. The child is a sandbox.Child (cleared environment, own folder and
+session, rlimits, seccomp, Landlock, no network), and it answers as wire messages, never pickle;
+whatever else turns up in its session is killed after every request. The parent also watches the
+GPU child's memory and kills it past its cap.
 A GPU check first takes its turn in the machine-wide GPU queue (see gpulock), so that many learners
 on one server do not all compile and launch at once; the simulator never queues.
 """
@@ -12,15 +15,10 @@ on one server do not all compile and launch at once; the simulator never queues.
 from __future__ import annotations
 
 import os
-import select
 import signal
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
-from .child import HEADER, write_message
 from .gpulock import QueueCancelled, shared_queue
 from .verdict import Failure, Verdict
 
@@ -48,8 +46,7 @@ class Runner:
         self.timeout = timeout
         self.memory_mb = memory_mb
         self.content = str(content) if content else None
-        self._proc: subprocess.Popen | None = None
-        self._warm = False
+        self._child = None
         self._lock = threading.Lock()
         self._cancelled = False
         if gpu_queue is None:
@@ -59,36 +56,34 @@ class Runner:
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the child now (it warms up while the learner types)."""
-        if self._proc is None or self._proc.poll() is not None:
-            env = dict(os.environ)
+        if self._child is None:
+            from .sandbox import Child
+
             # Our simulator's child compiles with the real Numba; only numba-sim uses Numba's simulator.
-            env["NUMBA_ENABLE_CUDASIM"] = "1" if self.backend == "numba-sim" else "0"
-            root = str(Path(__file__).resolve().parents[2])
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
             # The GPU child gets no address-space cap (CUDA reserves huge virtual ranges); the
             # parent watches its resident memory instead.
-            cap = self.memory_mb if self.backend != "gpu" else 0
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "tutor.engine.child", self.backend, str(cap)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=env, start_new_session=True)
-            self._warm = False
+            self._child = Child("tutor.engine.child", [self.backend], memory_mb=self.memory_mb,
+                                gpu=self.backend == "gpu", read_paths=[self.content] if self.content else [],
+                                env={"NUMBA_ENABLE_CUDASIM": "1" if self.backend == "numba-sim" else "0"})
+        self._child.start()
+
+    @property
+    def pid(self) -> int | None:
+        """The child's process id while it runs (a warm child keeps it between runs)."""
+        child = self._child
+        return child.proc.pid if child is not None and child.alive() else None
 
     def close(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            try:
-                proc.stdin.close()
-                proc.wait(timeout=1)
-            except Exception:
-                _kill(proc)
+        child, self._child = self._child, None
+        if child is not None:
+            child.close()
 
     def cancel(self) -> None:
         """Abandon the request in flight (a newer run replaces it): the child is killed."""
         self._cancelled = True
-        proc = self._proc
-        if proc is not None:
-            _kill(proc)
+        child = self._child
+        if child is not None:
+            child.kill()
 
     def __enter__(self):
         return self
@@ -98,11 +93,14 @@ class Runner:
 
     # -- requests -------------------------------------------------------------------------------
     def check(self, puzzle: str, source: str, filename: str = "kernel.py", *, seed: int | None = None,
-              n_random: int = 3, keep_traces: bool = True, compile: bool = True, on_wait=None):
-        """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it."""
+              n_random: int = 3, keep_traces: bool = True, compile: bool = True, on_wait=None,
+              untrusted: bool = False):
+        """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it.
+        `untrusted`: a model wrote the code; on the simulator the real compiler must accept it before
+        any of it runs (see check.check_sim)."""
         request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
                    "n_random": n_random, "timeout": self.timeout, "content": self.content,
-                   "keep_traces": keep_traces, "compile": compile}
+                   "keep_traces": keep_traces, "compile": compile, "untrusted": untrusted}
         with self._lock:
             self._cancelled = False
             answer = self._ask_in_turn(request, on_wait)
@@ -136,70 +134,39 @@ class Runner:
                                                            message="The run was cancelled by a newer one."))
 
     def _ask(self, request):
+        from .sandbox import ChildDied, ChildFailed, ChildTimeout
+
         self.start()
-        proc = self._proc
-        limit = self.timeout + GRACE + (0 if self._warm else COLD_START_GRACE)
+        child = self._child
+        limit = self.timeout + GRACE + (0 if child.answered else COLD_START_GRACE)
+        watch = self._watch_memory if self.backend == "gpu" else None
         try:
-            write_message(proc.stdin, request)
-        except (BrokenPipeError, OSError):
-            return self._died(proc, request)
-        answer = self._read(proc, time.monotonic() + limit)
-        if answer is _TIMEOUT:
-            _kill(proc)
-            self._proc = None
+            answer, _ = child.ask(request, timeout=limit, start_grace=COLD_START_GRACE, watch=watch)
+        except ChildTimeout:
             return _verdict(request, self.backend, Failure(
                 kind="timeout",
                 message=(f"The kernel did not finish within {limit:.0f} s and its process was stopped. Look "
                          "for a loop whose condition never changes.")))
-        if answer is None:
-            return self._died(proc, request)
-        self._warm = True
-        if answer[0] == "error":
-            _, name, message, tb = answer
-            if name == "BackendUnavailable":
-                raise RunnerError(message)
-            if name in ("KeyError", "ContentError"):
-                raise RunnerError(message.strip("'\""))
-            raise RunnerError(f"the {self.backend} backend failed: {name}: {message}\n{tb}")
-        return answer[1]
+        except ChildDied as e:
+            return self._died(e, request)
+        except ChildFailed as e:
+            if e.name == "BackendUnavailable":
+                raise RunnerError(e.message) from None
+            if e.name in ("KeyError", "ContentError"):
+                raise RunnerError(e.message.strip("'\"")) from None
+            raise RunnerError(f"the {self.backend} backend failed: {e.name}: {e.message}\n{e.tb}") from None
+        finally:
+            child.end_request()
+        if child.notes and hasattr(answer, "verdict"):
+            answer.verdict.notes += [n for n in child.notes if n not in answer.verdict.notes]
+        return answer
 
-    def _read(self, proc, deadline):
-        fd = proc.stdout.fileno()
-        buf = b""
-        need = HEADER.size
-        size = None
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return _TIMEOUT
-            ready, _, _ = select.select([fd], [], [], min(left, 0.2))
-            if not ready:
-                if proc.poll() is not None:
-                    return None
-                if self.backend == "gpu" and _rss_mb(proc.pid) > self.memory_mb:
-                    _kill(proc)
-                    return None
-                continue
-            chunk = os.read(fd, max(need - len(buf), 1 << 16))
-            if not chunk:
-                return None
-            buf += chunk
-            if size is None and len(buf) >= HEADER.size:
-                (size,) = HEADER.unpack(buf[:HEADER.size])
-                buf = buf[HEADER.size:]
-                need = size
-            if size is not None and len(buf) >= size:
-                import pickle
+    def _watch_memory(self, child) -> None:
+        if child.proc is not None and _rss_mb(child.proc.pid) > self.memory_mb:
+            child.kill()
 
-                return pickle.loads(buf[:size])
-
-    def _died(self, proc, request):
-        try:
-            code = proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            _kill(proc)
-            code = None
-        self._proc = None
+    def _died(self, error, request):
+        code = error.code
         if self._cancelled:
             return _verdict(request, self.backend, Failure(kind="runtime_error",
                                                            message="The run was cancelled by a newer one."))
@@ -207,6 +174,8 @@ class Runner:
             why = f"was killed (out of memory? the cap is {self.memory_mb} MB)"
         elif code is not None and code < 0:
             why = f"crashed with signal {signal.Signals(-code).name}"
+        elif code is None:
+            why = f"was stopped: {error.why}" if error.why else "stopped answering"
         else:
             why = f"exited with status {code}"
         return _verdict(request, self.backend, Failure(
@@ -215,23 +184,9 @@ class Runner:
                      "crash in native code, or too much memory); the tutor itself is fine.")))
 
 
-_TIMEOUT = object()
-
-
 def _verdict(request, backend, failure) -> Verdict:
     return Verdict(puzzle=request.get("puzzle", ""), backend=backend, passed=False, failures=[failure],
                    seed=request.get("seed"))
-
-
-def _kill(proc) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    try:
-        proc.wait(timeout=5)
-    except Exception:
-        pass
 
 
 def _rss_mb(pid: int) -> float:

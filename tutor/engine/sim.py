@@ -60,17 +60,40 @@ class SimKernel:
         blocks, threads = config[0], config[1]
 
         def launcher(*args):
-            self.cuda.launches.append((self.__name__, launch_types(args)))
+            cuda = self.cuda
+            cuda._launches.append((self.__name__, launch_types(args)))
+            if cuda._record_only:
+                return None
             names = [f"arg{i}" for i in range(len(args))]
             launch = Launch(self, blocks, threads, list(zip(names, args)))
             trace = launch.run()
-            self.cuda.traces.append((trace, launch.failures))
-            return trace
+            cuda._traces.append((trace, launch.failures))
+            return None
 
         return launcher
 
     def __call__(self, *args, **kwargs):
         raise TypeError("a kernel is launched with kernel[blocks, threads](...), not called directly")
+
+
+class records:
+    """What a module's host code launched, while the block lasts: `.launches` (kernel name and
+    argument types) and `.traces` ((trace, failures) per launch). `record_only=True` notes the
+    launches without running any kernel."""
+
+    def __init__(self, cuda: FakeCuda, record_only: bool = False):
+        self.cuda, self.record_only = cuda, record_only
+        self.launches: list = []
+        self.traces: list = []
+
+    def __enter__(self):
+        cuda = self.cuda
+        cuda._launches, cuda._traces, cuda._record_only = self.launches, self.traces, self.record_only
+        return self
+
+    def __exit__(self, *exc):
+        cuda = self.cuda
+        cuda._launches, cuda._traces, cuda._record_only = [], [], False
 
 
 def launch_types(args) -> tuple:

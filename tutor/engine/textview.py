@@ -35,14 +35,27 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
             mark = f"{green}ok{reset}" if c.passed else f"{red}x{reset} "
             time = f"  {c.kernel_ms:.4f} ms" if c.kernel_ms is not None else ""
             sizes = ", ".join(f"{k}={v}" for k, v in c.scalars.items())
-            lines.append(f"  {mark} {c.name}{dim}  threads {fmt_dim(c.threads)} blocks {fmt_dim(c.blocks)}"
-                         f"{'  ' + sizes if sizes else ''}{reset}{time}")
+            grid = f"  threads {fmt_dim(c.threads)} blocks {fmt_dim(c.blocks)}" if c.threads else ""
+            lines.append(f"  {mark} {c.name}{dim}{grid}{'  ' + sizes if sizes else ''}{reset}{time}")
+    lines += _measures(verdict)
     for note in verdict.notes:
         lines.append(f"{dim}note: {note}{reset}")
     if verdict.printed:
         lines.append("the kernel printed:")
         lines.append(_indent(verdict.printed.rstrip(), 2))
     return "\n".join(lines)
+
+
+def _measures(verdict: Verdict) -> list[str]:
+    """What a coaching task's verification measured: bytes moved, GPU timing, flags for review."""
+    lines = [f"  global memory moved for shape {tuple(b['shape'])}: {b['bytes']:,} bytes"
+             for b in verdict.global_bytes]
+    t = verdict.timing
+    if t:
+        lines.append(f"  timing at shape {tuple(t['shape'])}: {t['ms']:.4f} ms against the naive "
+                     f"{t['baseline_ms']:.4f} ms ({t['speedup']:.2f}x, median of {t['runs']})")
+    lines += [f"  flag: {flag}" for flag in verdict.flags]
+    return lines
 
 
 def _indent(text: str, n: int) -> str:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 # GPU even when the output looks right, then the output itself.
 KINDS = (
     "compile_error",
+    "static",
     "unsupported",
     "runtime_error",
     "timeout",
@@ -21,11 +22,16 @@ KINDS = (
     "race",
     "uninitialized_read",
     "budget_exceeded",
+    "input_mutated",
+    "wrong_shape",
+    "not_finite",
     "wrong_output",
+    "nondeterministic",
 )
 
 KIND_TITLES = {
     "compile_error": "does not compile",
+    "static": "was rejected before running",
     "unsupported": "uses something the simulator does not model",
     "runtime_error": "raised an error",
     "timeout": "ran too long",
@@ -34,7 +40,11 @@ KIND_TITLES = {
     "race": "data race",
     "uninitialized_read": "read of unwritten memory",
     "budget_exceeded": "over budget",
+    "input_mutated": "wrote into its inputs",
+    "wrong_shape": "output of the wrong shape",
+    "not_finite": "NaN or infinite output",
     "wrong_output": "wrong output",
+    "nondeterministic": "different answers on the same inputs",
 }
 
 
@@ -51,6 +61,7 @@ class Failure:
     line: int | None = None
     count: int = 1  # how many occurrences this one failure stands for
     details: list = field(default_factory=list)  # e.g. wrong cells: {index, expected, got, block, thread, line}
+    rule: str | None = None  # the static screen's rule, for kind "static"
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -58,7 +69,7 @@ class Failure:
 
     def to_json(self) -> dict:
         out = {"kind": self.kind, "message": self.message}
-        for key in ("config", "array", "index", "block", "thread", "other_thread", "line"):
+        for key in ("config", "array", "index", "block", "thread", "other_thread", "line", "rule"):
             value = getattr(self, key)
             if value is not None:
                 out[key] = list(value) if isinstance(value, tuple) else value
@@ -99,6 +110,11 @@ class Verdict:
     notes: list[str] = field(default_factory=list)  # e.g. "the compiler check was skipped: ..."
     seed: int | None = None
     printed: str = ""  # what the kernel printed
+    # A coaching task's verification also measures: global memory moved per shape (simulator), the
+    # GPU timing against the naive baseline, and flags for a human to review.
+    global_bytes: list = field(default_factory=list)  # [{"shape": [...], "bytes": n}]
+    timing: dict | None = None
+    flags: list = field(default_factory=list)
 
     def sort(self) -> None:
         order = {k: i for i, k in enumerate(KINDS)}
@@ -114,6 +130,9 @@ class Verdict:
             out["seed"] = self.seed
         if self.printed:
             out["printed"] = self.printed
+        for key in ("global_bytes", "timing", "flags"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
         return out
 
     def kinds(self) -> list[str]:

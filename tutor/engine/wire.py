@@ -1,0 +1,253 @@
+"""The one answer channel between a sandboxed child and its parent: JSON plus raw numpy buffers.
+
+A child runs code a learner or a model wrote, so whatever it sends is data to be read, never code
+to be run: no pickle (a pickle is a program), numpy buffers loaded with `allow_pickle=False`, and
+objects rebuilt only for the engine's own plain-data classes, named in an allow-list. Sizes and
+nesting are capped so that a hostile child can neither exhaust the parent's memory nor its stack.
+
+A message is: an 8-byte length and a JSON header, then for each array an 8-byte length and the
+array in .npy format. Values that JSON has no word for are tagged: {"~t": [...]} a tuple,
+{"~d": [[key, value], ...]} a dict (keys may be ints), {"~a": n} the n-th array,
+{"~c": "ClassName", "f": {...}} an allow-listed dataclass.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import select
+import struct
+import time
+
+import numpy as np
+
+LENGTH = struct.Struct("!Q")
+MAX_HEADER = 256 << 20
+MAX_ARRAY = 4 << 30
+MAX_ARRAYS = 4096
+MAX_DEPTH = 64
+_PLAIN = (str, int, float, bool, type(None))
+
+
+class WireError(Exception):
+    """The other side sent something that is not a message of ours (or sent nothing in time)."""
+
+
+class WireTimeout(WireError):
+    pass
+
+
+class WireClosed(WireError):
+    pass
+
+
+# -- the classes a message may hold ----------------------------------------------------------------
+def _classes() -> dict:
+    from ..puzzles import LaunchConfig
+    from .check import CheckResult, ConfigRun
+    from .trace import ArrayInfo, BarrierRecord, Trace
+    from .verdict import ConfigResult, Failure, Verdict
+
+    return {c.__name__: c for c in (Verdict, Failure, ConfigResult, CheckResult, ConfigRun, LaunchConfig,
+                                    Trace, ArrayInfo, BarrierRecord)}
+
+
+_CLASSES: dict = {}
+
+
+def classes() -> dict:
+    if not _CLASSES:
+        _CLASSES.update(_classes())
+    return _CLASSES
+
+
+# -- writing ---------------------------------------------------------------------------------------
+def send(fd: int, header, arrays: list | None = None) -> None:
+    """Write one message to a file descriptor. `header` may hold arrays and allow-listed objects;
+    they are carried as tagged values (and `arrays` extends the buffer list for raw arrays)."""
+    buffers = list(arrays or [])
+    body = json.dumps(_encode(header, buffers, 0), separators=(",", ":")).encode()
+    parts = [LENGTH.pack(len(body)), body, LENGTH.pack(len(buffers))]
+    for a in buffers:
+        out = io.BytesIO()
+        np.save(out, np.ascontiguousarray(a), allow_pickle=False)
+        data = out.getvalue()
+        parts += [LENGTH.pack(len(data)), data]
+    _write_all(fd, b"".join(parts))
+
+
+def _encode(obj, buffers: list, depth: int):
+    if depth > MAX_DEPTH:
+        raise WireError("a message nests too deeply to send")
+    t = type(obj)
+    if t in _PLAIN:
+        return obj
+    if t is list:
+        if all(type(x) in _PLAIN for x in obj):
+            return obj
+        return [_encode(x, buffers, depth + 1) for x in obj]
+    if t is tuple:
+        return {"~t": [_encode(x, buffers, depth + 1) for x in obj]}
+    if t is dict:
+        return {"~d": [[_encode(k, buffers, depth + 1), _encode(v, buffers, depth + 1)] for k, v in obj.items()]}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject:
+            raise WireError("an array of Python objects cannot be sent")
+        buffers.append(obj)
+        return {"~a": len(buffers) - 1}
+    if isinstance(obj, np.generic):
+        return obj.item()
+    name = t.__name__
+    if dataclasses.is_dataclass(obj) and classes().get(name) is t:
+        fields = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if name == "Trace" and f.name == "events":
+                fields["events"] = value  # plain tuples of numbers: JSON writes them as lists
+            else:
+                fields[f.name] = _encode(value, buffers, depth + 1)
+        return {"~c": name, "f": fields}
+    raise WireError(f"cannot send a {name}")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+# -- reading ---------------------------------------------------------------------------------------
+def receive(fd: int, deadline: float | None = None, alive=None):
+    """Read one message: (header, arrays). Raises WireTimeout past `deadline` (time.monotonic),
+    WireClosed when the other side closed the channel, WireError when what came is not a message.
+    `alive()`, polled while waiting, may return False to give up (e.g. the child died)."""
+    reader = _Reader(fd, deadline, alive)
+    size = reader.length(MAX_HEADER, "header")
+    body = reader.exactly(size)
+    count = reader.length(MAX_ARRAYS, "array count")
+    arrays = []
+    for _ in range(count):
+        data = reader.exactly(reader.length(MAX_ARRAY, "array"))
+        try:
+            arrays.append(np.load(io.BytesIO(data), allow_pickle=False))
+        except Exception as e:
+            raise WireError(f"an array in the message is not a plain .npy buffer: {e}") from None
+    try:
+        raw = json.loads(body)
+        return _decode(raw, arrays, 0), arrays
+    except WireError:
+        raise
+    except (ValueError, RecursionError, TypeError, KeyError) as e:
+        raise WireError(f"the message is not valid: {type(e).__name__}: {str(e)[:200]}") from None
+
+
+def _decode(obj, arrays: list, depth: int):
+    if depth > MAX_DEPTH:
+        raise WireError("the message nests too deeply")
+    t = type(obj)
+    if t in _PLAIN:
+        return obj
+    if t is list:
+        if all(type(x) in _PLAIN for x in obj):
+            return obj
+        return [_decode(x, arrays, depth + 1) for x in obj]
+    if t is not dict or len(obj) > 2:
+        raise WireError("the message holds an untagged object")
+    if "~t" in obj:
+        return tuple(_decode(x, arrays, depth + 1) for x in _list(obj["~t"]))
+    if "~d" in obj:
+        out = {}
+        for pair in _list(obj["~d"]):
+            if type(pair) is not list or len(pair) != 2:
+                raise WireError("a dict entry is not a [key, value] pair")
+            key = _decode(pair[0], arrays, depth + 1)
+            if type(key) not in (str, int, tuple):
+                raise WireError("a dict key is not a string, an int or a tuple")
+            out[key] = _decode(pair[1], arrays, depth + 1)
+        return out
+    if "~a" in obj:
+        n = obj["~a"]
+        if type(n) is not int or not 0 <= n < len(arrays):
+            raise WireError("an array reference points nowhere")
+        return arrays[n]
+    if "~c" in obj:
+        return _rebuild(obj, arrays, depth)
+    raise WireError("the message holds an unknown tag")
+
+
+def _rebuild(obj, arrays, depth):
+    cls = classes().get(obj["~c"]) if type(obj["~c"]) is str else None
+    fields = obj.get("f")
+    if cls is None or type(fields) is not dict:
+        raise WireError(f"the message names a class that is not allowed: {str(obj['~c'])[:60]!r}")
+    known = {f.name for f in dataclasses.fields(cls)}
+    values = {}
+    for key, value in fields.items():
+        if key not in known:
+            raise WireError(f"{cls.__name__} has no field {str(key)[:60]!r}")
+        if cls.__name__ == "Trace" and key == "events":
+            values[key] = _events(value)
+        else:
+            values[key] = _decode(value, arrays, depth + 1)
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as e:
+        raise WireError(f"{cls.__name__} could not be rebuilt: {e}") from None
+
+
+def _events(raw) -> list:
+    """Trace events: (tid, op, aid, flat, value, line, phase, wphase); `flat` is an index tuple for
+    out-of-bounds accesses."""
+    events = []
+    for e in _list(raw):
+        if type(e) is not list or len(e) != 8:
+            raise WireError("a trace event is not 8 values")
+        if type(e[3]) is list:
+            e[3] = tuple(e[3])
+        events.append(tuple(e))
+    return events
+
+
+def _list(x) -> list:
+    if type(x) is not list:
+        raise WireError("expected a list in the message")
+    return x
+
+
+class _Reader:
+    def __init__(self, fd, deadline, alive):
+        self.fd, self.deadline, self.alive = fd, deadline, alive
+
+    def length(self, limit: int, what: str) -> int:
+        (n,) = LENGTH.unpack(self.exactly(LENGTH.size))
+        if n > limit:
+            raise WireError(f"the {what} is too large ({n:,} > {limit:,})")
+        return n
+
+    def exactly(self, n: int) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            self._wait()
+            chunk = os.read(self.fd, min(n - got, 1 << 20))
+            if not chunk:
+                raise WireClosed("the channel closed")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def _wait(self) -> None:
+        while True:
+            timeout = 0.2
+            if self.deadline is not None:
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    raise WireTimeout("no answer in time")
+                timeout = min(timeout, left)
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if ready:
+                return
+            if self.alive is not None and not self.alive():
+                raise WireClosed("the other side is gone")
