@@ -89,3 +89,28 @@ def test_show_starter_prints_the_file():
 def test_no_arguments_orients_the_learner():
     code, out, _ = gpu_tutor()
     assert code == 0 and "gpu-tutor show map" in out and "backend: sim" in out
+
+
+def test_the_optimisers_explanation_and_code_from_the_model_are_printed_escaped(tmp_path):
+    import os
+
+    from loopback_llm import ChatServer
+
+    from tutor.coach.tasks import load_task
+
+    task = load_task("reduce_sum")
+    start = tmp_path / "naive.py"
+    start.write_text(task.source("naive"))
+    expert = task.source("expert").replace("\n", "\n# \x1b]0;pwned\x07\n", 1)  # a comment in its code, too
+    reply = f"Here it is.\n```python\n{expert}```\n\n## Why it is faster\none atomic per block \x1b]0;pwned\x07\x1b[2J"
+    (tmp_path / "none.toml").write_text("")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
+           "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml"), "GPU_TUTOR_NO_GPU": "1"}
+    with ChatServer([reply]) as server:
+        done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
+                               "openai/tiny", "--api-base", server.url, "--rounds", "1", "--backend", "sim"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
+    assert "one atomic per block \\x1b]0;pwned\\x07\\x1b[2J" in done.stdout
+    assert "+# \\x1b]0;pwned\\x07" in done.stdout  # the diff

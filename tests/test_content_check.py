@@ -211,3 +211,12 @@ def test_a_code_block_without_a_language_is_a_defect():
     problems = markdown_problems("# T\n\n```\nthreads: t0 t1\n```\n")
     assert any("without a language" in p for p in problems)
     assert markdown_problems("# T\n\n```text\nthreads: t0 t1\n```\n") == []
+
+
+def test_a_5000_deep_array_in_puzzle_content_is_a_content_error_naming_the_file(content_copy):
+    path = content_copy / "map" / "puzzle.toml"
+    path.write_text(path.read_text(encoding="utf-8") + "deep = " + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ContentError) as caught:  # today: RecursionError, with a traceback thousands of lines long
+        load_catalog(content_copy).get("map")
+    assert str(caught.value) == (f"{path}: arrays or tables are nested too deeply (thousands of levels) to be read; "
+                                 "write the values out flat")

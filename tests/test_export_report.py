@@ -16,12 +16,12 @@ ROOT = Path(__file__).resolve().parents[1]
 NOW = float(int(time.time()))
 
 
-def gpu_tutor(*args, data=None, cwd=None):
+def gpu_tutor(*args, data=None, cwd=None, timeout=120):
     env = {**os.environ, "GPU_TUTOR_NO_GPU": "1"}
     env.pop("GPU_TUTOR_WORKSHOP", None)
     if data is not None:
         env["GPU_TUTOR_DATA"] = str(data)
-    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True, timeout=120,
+    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True, timeout=timeout,
                           env=env, cwd=cwd or ROOT)
 
 
@@ -166,3 +166,135 @@ def test_a_report_of_only_bad_files_fails_and_names_each(tmp_path):
     assert f"skipped {tmp_path}: is a folder, not an export file" in done.stderr
     assert "none of the 2 file(s) could be read" in done.stderr
     assert not (tmp_path / "c.csv").exists()
+
+
+# ---- exports that are not what they say: each one fooled the reader before
+
+
+OBEYED = ("\x1b", "\x07", "\x9b", "\u202e")  # what a terminal acts on instead of showing
+
+
+def an_export(tmp_path, name, learner_id, **changes):
+    """A real export of a learner who solved map, then edited the way an attacker would."""
+    from tutor.learner import Learner
+    from tutor.progress_export import build_export
+
+    root = tmp_path / f"data-{learner_id}"
+    minutes_ago(root, 10).record_open("map")
+    minutes_ago(root, 5).record_run("map", True)
+    data = build_export(Store(root), Learner(learner_id, name), ["map"])
+    data.update(changes)
+    path = tmp_path / f"{learner_id}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_names_titles_and_ids_in_exports_are_shown_escaped_never_obeyed(tmp_path):
+    evil = an_export(tmp_path, "\x1b]0;pwned\x07\x1b[2JEve\u202e", "learner-evil",
+                     workshop={"title": "\x1b]8;;https://evil.example\x1b\\Friday\x1b]8;;\x1b\\", "puzzles": ["map"]},
+                     current_puzzle="map\x9b31m")
+    surrogate = an_export(tmp_path, "Bo\udc80", "learner-bo")  # a lone surrogate: print() itself used to crash
+    plain = an_export(tmp_path, "Ada", "learner-ada")
+    done = gpu_tutor("report", str(evil), str(surrogate), str(plain), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0, done.stderr
+    assert not any(c in done.stdout + done.stderr for c in OBEYED)
+    assert done.stdout.splitlines()[0].startswith(
+        "Class progress: \\x1b]8;;https://evil.example\\x1b\\Friday\\x1b]8;;\\x1b\\ · 3 learner(s)")
+    rows = [line for line in done.stdout.splitlines() if "1/1" in line]
+    assert rows[0].startswith("  \\x1b]0;pwned\\x07\\x1b[2JEve\\u202e  1/1     map\\x9b31m")
+    assert rows[1].startswith("  Ada  ") and rows[2].startswith("  Bo\\udc80  ")
+    assert len({row.index("1/1") for row in rows}) == 1  # escaped before measuring: the columns line up
+
+
+def test_an_export_with_infinity_a_400_digit_number_or_a_wrong_type_is_skipped_and_the_rest_reported(tmp_path):
+    good = an_export(tmp_path, "Ada", "learner-ada")
+    text = good.read_text()
+    bad = {}
+    for name, old, new in [("inf", '"time_to_solve_s": 300.0', '"time_to_solve_s": Infinity'),
+                           ("nan", '"time_to_solve_s": 300.0', '"time_to_solve_s": NaN'),
+                           ("e400", '"time_to_solve_s": 300.0', '"time_to_solve_s": 1e400'),
+                           ("digits400", '"attempts": 1', '"attempts": ' + "9" * 400),
+                           ("digits5000", '"attempts": 1', '"attempts": ' + "9" * 5000),
+                           ("text", '"attempts": 1', '"attempts": "1"')]:
+        assert old in text, old
+        bad[name] = tmp_path / f"{name}.json"
+        bad[name].write_text(text.replace(old, new).replace("learner-ada", f"learner-{name}"))
+    done = gpu_tutor("report", *map(str, bad.values()), str(good), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "1 learner(s)" in done.stdout.splitlines()[0]
+    why = dict(line.removeprefix("gpu-tutor: skipped ").split(": ", 1) for line in done.stderr.splitlines())
+    assert why[str(bad["inf"])].startswith("holds Infinity, which no count or time can be: edited since gpu-tutor "
+                                           "wrote it? ask the learner for a fresh `gpu-tutor export`")
+    assert why[str(bad["nan"])].startswith("holds NaN")
+    assert why[str(bad["e400"])].startswith("holds 1e400, a number past the range of a float")
+    assert why[str(bad["digits400"])].startswith("holds an integer of 400 digits (gpu-tutor writes at most 20)")
+    assert why[str(bad["digits5000"])].startswith("holds an integer of 5000 digits")
+    assert why[str(bad["text"])] == "puzzles[0] (map): attempts = '1' is not a valid value"
+
+
+def test_a_pipe_a_link_to_dev_zero_or_a_symlink_among_the_exports_is_skipped_without_waiting(tmp_path):
+    good = an_export(tmp_path, "Ada", "learner-ada")
+    os.mkfifo(tmp_path / "pipe.json")  # nobody ever writes to it: today's reader waits for ever
+    (tmp_path / "zero.json").symlink_to("/dev/zero")  # never ends: today's reader fills memory
+    (tmp_path / "link.json").symlink_to(good)
+    files = [tmp_path / n for n in ("pipe.json", "zero.json", "link.json")]
+    done = gpu_tutor("report", *map(str, files), str(good), "--csv", str(tmp_path / "c.csv"), timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        f"gpu-tutor: skipped {files[0]}: is a named pipe (FIFO), not a regular file; remove it or put a regular "
+        "file in its place",
+        f"gpu-tutor: skipped {files[1]}: is a symbolic link, which gpu-tutor does not follow here; put the file "
+        "itself in its place",
+        f"gpu-tutor: skipped {files[2]}: is a symbolic link, which gpu-tutor does not follow here; put the file "
+        "itself in its place",
+    ]
+    assert "1 learner(s)" in done.stdout
+
+
+def test_export_with_code_never_follows_a_link_nor_waits_on_a_pipe_and_says_what_it_left_out(tmp_path):
+    data = tmp_path / "data"
+    for pid in ("map", "zip", "dot"):
+        minutes_ago(data, 5).record_open(pid)
+    Store(data).save_code("dot", "# my dot\n")
+    secret = tmp_path / "id_rsa"
+    secret.write_text("-----BEGIN PRIVATE KEY-----\n")
+    (data / "code" / "map.py").symlink_to(secret)  # today's export copies the key into the file
+    os.mkfifo(data / "code" / "zip.py")
+    out = tmp_path / "out.json"
+    done = gpu_tutor("export", "--with-code", "--out", str(out), data=data, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "PRIVATE KEY" not in out.read_text()
+    code = {p["id"]: p["code"] for p in json.loads(out.read_text())["puzzles"]}
+    assert code == {"map": None, "zip": None, "dot": "# my dot\n"}
+    assert done.stderr.splitlines() == [
+        f"note: your code for 'map' was left out of the export: {data / 'code' / 'map.py'} is a symbolic link, which "
+        "gpu-tutor does not follow here; put the file itself in its place",
+        f"note: your code for 'zip' was left out of the export: {data / 'code' / 'zip.py'} is a named pipe (FIFO), "
+        "not a regular file; remove it or put a regular file in its place",
+    ]
+
+
+def test_a_pipe_for_the_progress_file_or_dev_zero_for_learner_json_does_not_stop_an_export(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    os.mkfifo(data / "state.json")
+    (data / "learner.json").symlink_to("/dev/zero")
+    out = tmp_path / "out.json"
+    done = gpu_tutor("export", "--out", str(out), data=data, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert "your progress file was unreadable (is a named pipe (FIFO)" in done.stderr
+    assert json.loads(out.read_text())["learner"]["id"].startswith("learner-")
+    assert (data / "learner.json").is_file() and not (data / "learner.json").is_symlink()
+
+
+def test_ids_with_escapes_in_state_or_learner_json_never_reach_the_terminal(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "state.json").write_text(json.dumps({"version": 1, "puzzles": {"\x1b]0;pwned\x07": {}}}))
+    (data / "learner.json").write_text(json.dumps({"id": "\x1b[2Jlearner-1", "name": None}))
+    done = gpu_tutor("export", "--out", str(tmp_path / "out.json"), data=data)
+    assert done.returncode == 0, done.stderr
+    assert not any(c in done.stdout + done.stderr for c in OBEYED)
+    assert "part of your progress file was unreadable (\\x1b]0;pwned\\x07)" in done.stderr
+    learner_id = json.loads((tmp_path / "out.json").read_text())["learner"]["id"]
+    assert learner_id.startswith("learner-") and "\x1b" not in learner_id  # a fresh id in place of the bad one

@@ -348,3 +348,100 @@ def test_autosave_keeps_text_pending_when_the_save_fails(tmp_path):
     blocker.unlink()  # the disk recovers
     assert saver.flush() is True and saver.last_error is None
     assert Store(blocker).load_code("map", "") == "precious"
+
+
+# ---- files that are not what their names say
+
+
+def finishes(seconds, call):
+    """`call()`, in a daemon thread so that a hang fails the test instead of stopping the run."""
+    import threading
+
+    out = {}
+
+    def run():
+        try:
+            out["value"] = call()
+        except BaseException as e:  # raised again below, in the test's own thread
+            out["error"] = e
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"still waiting after {seconds} s"
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
+def test_read_regular_refuses_a_link_a_pipe_a_folder_and_an_oversize_file_saying_which(tmp_path):
+    from tutor.store import UnreadableFile, read_regular
+
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"12345")
+    assert read_regular(plain, 5) == b"12345"
+    (tmp_path / "link").symlink_to(plain)
+    (tmp_path / "zero").symlink_to("/dev/zero")
+    os.mkfifo(tmp_path / "fifo")
+    cases = {"link": "is a symbolic link", "zero": "is a symbolic link", "fifo": "is a named pipe (FIFO)"}
+    for name, words in cases.items():
+        with pytest.raises(UnreadableFile) as caught:
+            finishes(5, lambda: read_regular(tmp_path / name, 1024))
+        assert caught.value.strerror.startswith(words) and str(caught.value).startswith(str(tmp_path / name))
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 4097)
+    assert len(read_regular(big, 4097)) == 4097
+    with pytest.raises(UnreadableFile, match="is larger than 4 KB"):
+        read_regular(big, 4096)
+    with pytest.raises(IsADirectoryError):
+        read_regular(tmp_path, 1024)
+    with pytest.raises(FileNotFoundError):
+        read_regular(tmp_path / "missing", 1024)
+    assert read_regular(tmp_path / "link", 5, follow_links=True) == b"12345"  # for files a person names
+    with pytest.raises(UnreadableFile, match="is a device"):
+        read_regular(tmp_path / "zero", 1024, follow_links=True)  # followed, /dev/zero is still refused
+
+
+def test_a_pipe_in_place_of_the_progress_file_is_moved_aside_instead_of_waiting_forever(tmp_path):
+    os.mkfifo(tmp_path / "state.json")  # today's code blocks in open() here, for ever
+    store = finishes(5, lambda: Store(tmp_path, clock=FakeClock()))
+    assert len(store.notices) == 1 and "is a named pipe (FIFO)" in store.notices[0]
+    store.record_open("map")
+    assert json.loads((tmp_path / "state.json").read_text())["last_puzzle"] == "map"  # a real file again
+
+
+def test_a_link_or_a_pipe_in_place_of_a_code_file_shows_the_starter_and_the_target_is_untouched(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("someone else's file\n")
+    store = Store(tmp_path, clock=FakeClock())
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "map.py").symlink_to(secret)
+    os.mkfifo(tmp_path / "code" / "zip.py")
+    assert finishes(5, lambda: store.load_code("map", STARTER)) == STARTER
+    assert finishes(5, lambda: store.load_code("zip", STARTER)) == STARTER
+    assert "is a symbolic link" in store.notices[0] and "is a named pipe (FIFO)" in store.notices[1]
+    assert finishes(5, lambda: store.save_code("map", "mine\n")) is True
+    assert secret.read_text() == "someone else's file\n"
+    assert store.load_code("map", STARTER) == "mine\n"
+
+
+def test_a_progress_record_holding_infinity_or_a_huge_count_is_refused_on_its_own(tmp_path):
+    (tmp_path / "state.json").write_text(json.dumps({"version": 1, "puzzles": {
+        "map": {"solved": True, "attempts": 2, "time_to_solve_s": 60.0},
+        "zip": {"time_to_solve_s": float("inf")},
+        "dot": {"attempts": 10 ** 400}}}))  # json.dumps writes Infinity and the 401 digits as they are
+    store = Store(tmp_path, clock=FakeClock())
+    assert store.progress("map").attempts == 2
+    assert store.progress("zip") == PuzzleProgress() and store.progress("dot") == PuzzleProgress()
+    assert "part of your progress file was unreadable (zip, dot)" in store.notices[0]
+
+
+def test_strict_json_refuses_infinity_nan_out_of_range_floats_and_400_digit_integers():
+    from tutor.store import NotOurJSON, loads_strict
+
+    assert loads_strict('{"a": [1, 2.5, -3, 99999999999999999999]}') == {"a": [1, 2.5, -3, 99999999999999999999]}
+    for text, words in [("[Infinity]", "holds Infinity"), ("[-Infinity]", "holds -Infinity"), ("[NaN]", "holds NaN"),
+                        ("[1e400]", "past the range of a float"), ("[" + "9" * 400 + "]", "an integer of 400 digits"),
+                        ("[-" + "9" * 5000 + "]", "an integer of 5000 digits")]:
+        with pytest.raises(NotOurJSON, match=words):
+            loads_strict(text)

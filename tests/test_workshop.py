@@ -138,3 +138,26 @@ def test_the_workshop_export_report_and_queue_modules_import_no_textual_numba_or
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'numba', 'litellm')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"
+
+
+def test_a_5000_deep_array_in_a_workshop_file_is_one_line_naming_the_file_not_a_traceback(tmp_path, catalog):
+    text = 'title = "x"\npuzzles = ' + "[" * 5000 + "]" * 5000 + "\n"
+    assert error(tmp_path, catalog, text) == (f"{tmp_path / 'w.toml'}: not valid TOML: arrays or tables are nested "
+                                              "too deeply (thousands of levels) to be read; write the values out flat")
+    done = gpu_tutor("workshop", "check", str(tmp_path / "w.toml"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_title_that_would_drive_the_learners_terminals_is_refused_and_shown_escaped(tmp_path):
+    path = tmp_path / "w.toml"
+    path.write_text('title = "\\u001b]0;pwned\\u0007\\u001b[2JGPU club"\npuzzles = ["map"]\n')
+    done = gpu_tutor("workshop", "check", str(path))  # today: "title:     " then the raw escapes
+    assert done.returncode == 2 and "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stderr
+    assert done.stderr == (f"gpu-tutor: {path}: title: '\\x1b]0;pwned\\x07\\x1b[2JGPU club' holds control "
+                           "characters; use letters, digits, spaces and punctuation\n")
+
+
+def test_a_pipe_given_as_the_workshop_file_is_refused_at_once(tmp_path, catalog):
+    os.mkfifo(tmp_path / "w.toml")
+    with pytest.raises(WorkshopError, match="w.toml: cannot be read: is a named pipe"):
+        load_workshop(tmp_path / "w.toml", catalog)

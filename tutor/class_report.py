@@ -9,6 +9,10 @@ twice counts once (their newer export).
 "Holds people up" is the median time learners have spent on a puzzle: to the solution for those
 who solved it, and so far (from opening it to their export) for those still on it, since the
 puzzle that nobody has solved yet is exactly the one a facilitator needs to see.
+
+Every name, title and id in the tables comes from a file someone else wrote, so each is made
+terminal-safe (tutor.textsafe) before the columns are measured: an escape is shown, and the table
+still lines up. The CSV keeps the text as it was, for a spreadsheet.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 
 from .progress_export import BadExport, LearnerExport, read_export, utc_text
 from .store import _iso
+from .textsafe import terminal_safe
 
 LEGEND = "progress: # solved, o opened, . not yet"
 
@@ -57,7 +62,7 @@ def load_class(paths: list[Path]) -> ClassReport:
 
 def report_text(report: ClassReport) -> str:
     n = len(report.puzzles)
-    head = f"Class progress: {report.title}" if report.title else "Class progress"
+    head = f"Class progress: {terminal_safe(report.title)}" if report.title else "Class progress"
     stamps = [e.exported_at for e in report.learners]
     lines = [f"{head} · {len(report.learners)} learner(s) · {n} puzzle(s)"
              + _when(stamps)]
@@ -179,5 +184,6 @@ def _title(learners: list[LearnerExport]) -> str | None:
 
 
 def _table(rows: list[list[str]]) -> list[str]:
+    rows = [[terminal_safe(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]

@@ -18,6 +18,7 @@ from .ai.config import ConfigError
 from .engine.gpulock import waiting_text
 from .engine.runner import BACKENDS, DEFAULT_TIMEOUT, Runner, RunnerError, default_backend
 from .puzzles import ContentError, load_catalog
+from .textsafe import terminal_safe
 from .workshop_cli import add_commands as add_workshop_commands
 from .workshop_cli import add_workshop_option, home_workshop
 
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_home(args)
         return args.func(args)
     except (UsageError, ContentError, RunnerError, ConfigError) as e:
-        print(f"gpu-tutor: {e}", file=sys.stderr)
+        print(f"gpu-tutor: {terminal_safe(str(e))}", file=sys.stderr)  # may quote a file's text
         return 2
     except KeyboardInterrupt:
         return 130
@@ -308,13 +309,13 @@ def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
         print(f"Hint {args.level} ({level_name(args.level)}) from {settings.model}:", file=sys.stderr)
     streamed = []
 
-    def on_text(text):
+    def on_text(text):  # the model's words: shown, never obeyed (each piece escaped on its own)
         streamed.append(text)
-        sys.stdout.write(text)
+        sys.stdout.write(terminal_safe(text))
         sys.stdout.flush()
 
     def on_status(text):
-        sys.stdout.write(f"\n[{text}]\n")
+        sys.stdout.write(f"\n[{terminal_safe(text)}]\n")
         sys.stdout.flush()
 
     with SimChecker(puzzle.id, runner=runner) as passes:
@@ -322,7 +323,7 @@ def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
                            on_text=on_text, on_status=on_status, log=HintLog(default_root() / "ai-hints.jsonl"))
     if outcome.source == "ai":
         if "".join(streamed).strip() != outcome.text.strip():  # code was held back: show the checked whole
-            print("\n\n--- the whole hint, its code checked ---\n" + outcome.text)
+            print("\n\n--- the whole hint, its code checked ---\n" + terminal_safe(outcome.text))
         else:
             print()
         print(f"[{outcome.usage.text()}]", file=sys.stderr)
@@ -330,8 +331,8 @@ def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
         if streamed:
             print()
         if outcome.note:
-            print(outcome.note, file=sys.stderr)
-        print(f"Hint {min(args.level, 3)} ({level_name(min(args.level, 3))}): {outcome.text}")
+            print(terminal_safe(outcome.note), file=sys.stderr)
+        print(f"Hint {min(args.level, 3)} ({level_name(min(args.level, 3))}): {terminal_safe(outcome.text)}")
     return 0
 
 
@@ -363,9 +364,9 @@ def cmd_doctor(args) -> int:
     try:
         stream = complete(settings, messages, max_tokens=8)
     except AIError as e:
-        print(f"FAILED ({e.kind}): {e.message}")
+        print(f"FAILED ({e.kind}): {terminal_safe(e.message)}")
         return 1
-    print(f"OK: {settings.model} answered {stream.text.strip()[:40]!r} ({stream.usage.text()})")
+    print(terminal_safe(f"OK: {settings.model} answered {stream.text.strip()[:40]!r} ({stream.usage.text()})"))
     return 0
 
 
@@ -397,10 +398,10 @@ def cmd_optimise(args) -> int:
         if not path.is_file():
             raise UsageError(f"no such log: {args.replay}")
         start, attempts = opt.read_log(path)
-        print(f"{path}: {start.get('target') if start else '?'} on {start.get('backend') if start else '?'}, "
-              f"model {start.get('model') if start else '?'}")
+        print(terminal_safe(f"{path}: {start.get('target') if start else '?'} on "
+                            f"{start.get('backend') if start else '?'}, model {start.get('model') if start else '?'}"))
         for a in attempts:
-            print(_attempt_line(a))
+            print(terminal_safe(_attempt_line(a)))
         return 0
     if not args.target or not args.file:
         raise UsageError("give a TARGET (a task or a solved puzzle) and the FILE to start from, or --replay LOG")
@@ -444,7 +445,7 @@ def cmd_optimise(args) -> int:
         if kind == "round":
             print(f"round {data}: asking {settings.model} ...", file=sys.stderr, flush=True)
         elif kind == "attempt":
-            print(_attempt_line(data), flush=True)
+            print(terminal_safe(_attempt_line(data)), flush=True)
 
     try:
         result = opt.optimise(target, source, settings, budget, log_path=log_path, resume=resume, on_event=on_event)
@@ -469,11 +470,11 @@ def cmd_optimise(args) -> int:
         return 1
     b = result.best
     score = f"{b.score:.2f}x {opt.SCORE_LABEL[b.score_kind]}" if b.score is not None else "correct (not measured)"
-    print(f"best: round {b.round}, {score}" + (f"; flagged: {'; '.join(b.flags)}" if b.flags else ""))
-    print(result.diff())
+    print(terminal_safe(f"best: round {b.round}, {score}" + (f"; flagged: {'; '.join(b.flags)}" if b.flags else "")))
+    print(terminal_safe(result.diff()))  # the model's code
     if b.explanation:
         print("Why it is faster, in the model's words (not checked by the verifier):")
-        print(b.explanation)
+        print(terminal_safe(b.explanation))
     print(f"saved to {saved} (your file is unchanged)")
     return 0
 

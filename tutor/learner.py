@@ -9,15 +9,19 @@ people (and the same learner exporting twice counts once). Nothing else about th
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .store import _write_atomic
+from .store import _write_atomic, loads_strict, read_regular
 
 FILE_NAME = "learner.json"
 MAX_NAME = 60
+FILE_LIMIT = 64 * 1024  # an id and a name of 60 characters
+# Ours are learner-<8 hex digits>; anything else plain enough to print and to put in a file name.
+_LEARNER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -32,16 +36,17 @@ class Learner:
 
 
 def load_learner(root: Path) -> Learner:
-    """This folder's learner; an id is made (and saved, where the folder is writable) on first use."""
+    """This folder's learner; an id is made (and saved, where the folder is writable) on first use,
+    and again in place of one that is not plain letters, digits and dashes (it goes on every table)."""
     path = Path(root) / FILE_NAME
     raw = {}
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = loads_strict(read_regular(path, FILE_LIMIT).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):  # ValueError: bad JSON or bad UTF-8
         pass
     if not isinstance(raw, dict):
         raw = {}
-    learner_id = raw.get("id") if isinstance(raw.get("id"), str) and raw.get("id") else None
+    learner_id = raw.get("id") if isinstance(raw.get("id"), str) and _LEARNER_ID.fullmatch(raw["id"]) else None
     name = raw.get("name") if isinstance(raw.get("name"), str) else None
     if name is not None and check_name(name)[1] is not None:
         name = None

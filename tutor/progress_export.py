@@ -13,6 +13,8 @@ of them. The format lives here, on both sides, so writer and reader cannot drift
 Code stays out unless the learner (or facilitator) asks with --with-code: progress is for the class
 table, code is the learner's own. Files passed around a room get cut short, edited or mixed up, so
 the reader never trusts one: whatever is wrong is reported as one line naming the file and the key.
+Nor is a file trusted to be a file: a link, a pipe or a device among the exports (or among a
+learner's code files, for --with-code) is named and left out, never followed or waited on.
 """
 
 from __future__ import annotations
@@ -24,21 +26,24 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .learner import Learner
-from .store import PuzzleProgress, Store, _iso, _parse_time, _write_atomic
+from .store import (CODE_LIMIT, MB, NotOurJSON, PuzzleProgress, Store, UnreadableFile, _iso, _parse_time,
+                    _write_atomic, loads_strict, read_regular)
 
 FORMAT = "gpu-tutor-progress"
 VERSION = 1
 _FIELDS = ("solved", "attempts", "time_to_solve_s", "hint_levels_used", "ai_hints_used")
+EXPORT_LIMIT = 4 * MB  # progress is a few KB; with every puzzle's code, still far below this
 
 
 def build_export(store: Store, learner: Learner, puzzle_ids: list[str], *, workshop=None,
-                 with_code: bool = False, now: float | None = None) -> dict:
-    """The export of `store` for `puzzle_ids`, in that order."""
+                 with_code: bool = False, now: float | None = None, notes: list[str] | None = None) -> dict:
+    """The export of `store` for `puzzle_ids`, in that order. A code file left out (a link, a pipe,
+    unreadable) gets a line in `notes`, for the learner to see."""
     puzzles = []
     for pid in puzzle_ids:
         entry = {"id": pid, **store.progress(pid).to_json()}
         if with_code:
-            entry["code"] = _saved_code(store, pid)
+            entry["code"] = _saved_code(store, pid, notes if notes is not None else [])
         puzzles.append(entry)
     return {
         "format": FORMAT,
@@ -62,11 +67,17 @@ def write_export(path: Path, data: dict) -> None:
     _write_atomic(Path(path), (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
-def _saved_code(store: Store, pid: str) -> str | None:
+def _saved_code(store: Store, pid: str, notes: list[str]) -> str | None:
+    path = store.code_path(pid)
     try:
-        return store.code_path(pid).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_regular(path, CODE_LIMIT).decode("utf-8")
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        notes.append(f"your code for '{pid}' was left out of the export: {path} {e.strerror or e}")
+    except UnicodeDecodeError:
+        notes.append(f"your code for '{pid}' was left out of the export: {path} is not UTF-8 text")
+    return None
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -108,20 +119,7 @@ class LearnerExport:
 
 def read_export(path: Path) -> LearnerExport:
     """One export file, checked whole. Raises BadExport."""
-    try:
-        raw = json.loads(Path(path).read_bytes().decode("utf-8"))
-    except FileNotFoundError:
-        raise BadExport("no such file") from None
-    except IsADirectoryError:
-        raise BadExport("is a folder, not an export file") from None
-    except OSError as e:
-        raise BadExport(f"cannot be read ({e.strerror or e})") from None
-    except UnicodeDecodeError:
-        raise BadExport("is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
-        raise BadExport(f"is not valid JSON ({e.msg}, line {e.lineno}); cut short while copying?") from None
-    except RecursionError:
-        raise BadExport("is not an export file") from None
+    raw = _parsed(Path(path))
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise BadExport("is not a gpu-tutor progress export (no \"format\": \"gpu-tutor-progress\")")
     if raw.get("version") != VERSION:
@@ -141,6 +139,28 @@ def read_export(path: Path) -> LearnerExport:
         raise BadExport(f"current_puzzle: must be a puzzle id or null, not {current!r}")
     return LearnerExport(Path(path), Learner(learner["id"], name or None), exported, title, order, current,
                          _puzzles(raw.get("puzzles")))
+
+
+def _parsed(path: Path):
+    try:
+        return loads_strict(read_regular(path, EXPORT_LIMIT).decode("utf-8"))
+    except FileNotFoundError:
+        raise BadExport("no such file") from None
+    except IsADirectoryError:
+        raise BadExport("is a folder, not an export file") from None
+    except UnreadableFile as e:  # a link, a pipe, a device, too large: it says which, and what to do
+        raise BadExport(e.strerror) from None
+    except OSError as e:
+        raise BadExport(f"cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError:
+        raise BadExport("is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise BadExport(f"is not valid JSON ({e.msg}, line {e.lineno}); cut short while copying?") from None
+    except NotOurJSON as e:
+        raise BadExport(f"{e}: edited since gpu-tutor wrote it? ask the learner for a fresh `gpu-tutor export`") \
+            from None
+    except RecursionError:
+        raise BadExport("is not an export file (nested too deeply)") from None
 
 
 def _workshop(raw) -> tuple[str | None, tuple[str, ...] | None]:

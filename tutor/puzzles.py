@@ -266,6 +266,9 @@ def _toml(path: Path) -> dict:
         raise ContentError(f"{path}: missing") from None
     except tomllib.TOMLDecodeError as e:
         raise ContentError(f"{path}: {e}") from None
+    except (RecursionError, MemoryError):  # tomllib recurses once per nested array or table
+        raise ContentError(f"{path}: arrays or tables are nested too deeply (thousands of levels) to be read; "
+                           "write the values out flat") from None
 
 
 _SPECS: dict = {}

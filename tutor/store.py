@@ -15,6 +15,12 @@ gets a folder of their own), otherwise from the platform's per-user data folder.
     DATA/code/<puzzle_id>.py     the learner's code, one file per puzzle, plain Python to open anywhere
     DATA/state.json              progress per puzzle, and the puzzle to continue with
 
+Nothing in the data folder is trusted to be what its name says: every file is read through
+`read_regular`, which refuses a symbolic link (an `export --with-code` must not hand over the file a
+link points to), a named pipe or a device (a read that never ends) and a file past a size cap, and
+JSON from other people (exports, learner.json) through `loads_strict`, which refuses Infinity, NaN and
+integers too long to be ours; a progress record holding one is refused on its own.
+
 Time comes from an injectable clock so that tests can say "ten minutes later" without waiting.
 The `Autosaver` keeps the editor responsive (it only writes when the learner pauses) while bounding
 what a crash can take: at most the last second of typing.
@@ -24,9 +30,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
+import math
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -45,6 +54,11 @@ _PUZZLE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Temporary files a killed writer left behind; only ours match, and only old ones are swept.
 _TEMP_SUFFIX = ".tmp"
 _STALE_TEMP_S = 3600.0
+MB = 1024 * 1024
+CODE_LIMIT = 4 * MB    # a kernel file is a few KB; anything near this is not one
+STATE_LIMIT = 1 * MB   # state.json holds a few hundred bytes per puzzle
+MAX_INT_DIGITS = 20    # every count we write fits; longer is an edited file
+_MAX_COUNT = 10 ** MAX_INT_DIGITS  # a record past it would overflow the report's arithmetic
 
 
 def default_root() -> Path:
@@ -94,13 +108,21 @@ def _fits(name: str, value: Any) -> bool:
     if name == "solved":
         return isinstance(value, bool)
     if name in ("attempts", "hint_levels_used", "ai_hints_used"):
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT
     if name in ("solved_at", "first_opened_at"):
         return value is None or (isinstance(value, str) and _parse_time(value) is not None)
     if name == "time_to_solve_s":
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        return value is None or (is_number and value >= 0)
+        return value is None or (is_number and _finite(value) and 0 <= value < _MAX_COUNT)
     return True
+
+
+def _finite(value: int | float) -> bool:
+    """Infinity (or an int past float range) would crash the arithmetic and the report later."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 class Store:
@@ -144,7 +166,7 @@ class Store:
         """The learner's saved code, or `starter` when there is none (or it could not be read)."""
         path = self.code_path(puzzle_id)
         try:
-            return path.read_bytes().decode("utf-8")
+            return read_regular(path, CODE_LIMIT).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):  # nothing saved (yet)
             return starter
         except (OSError, UnicodeDecodeError) as exc:
@@ -163,7 +185,7 @@ class Store:
         path = self.code_path(puzzle_id)
         data = text.encode("utf-8")
         with contextlib.suppress(OSError):
-            if path.read_bytes() == data:
+            if read_regular(path, CODE_LIMIT) == data:
                 return False
         _write_atomic(path, data)
         return True
@@ -173,7 +195,7 @@ class Store:
         (None when there was nothing but the starter to keep)."""
         path = self.code_path(puzzle_id)
         try:
-            unchanged = path.read_bytes() == starter.encode("utf-8")
+            unchanged = read_regular(path, CODE_LIMIT) == starter.encode("utf-8")
         except (FileNotFoundError, NotADirectoryError):
             unchanged = True
         except OSError:
@@ -262,7 +284,7 @@ class Store:
     def _load_state(self) -> None:
         path = self.state_path
         try:
-            raw = json.loads(path.read_bytes().decode("utf-8"))
+            raw = json.loads(read_regular(path, STATE_LIMIT).decode("utf-8"))
         except (FileNotFoundError, NotADirectoryError):  # a first start
             return
         except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON or bad UTF-8
@@ -289,7 +311,7 @@ class Store:
             # Keep what we understood; keep the original file too, since we are about to rewrite it.
             copy = _unused(path.with_name(f"{path.name}.corrupt-{self._stamp()}"))
             try:
-                _write_atomic(copy, path.read_bytes())
+                _write_atomic(copy, read_regular(path, STATE_LIMIT))
             except OSError:
                 self._state_writable = False
                 self.notices.append(f"part of your progress file {path} was unreadable ({', '.join(bad)}); "
@@ -399,6 +421,117 @@ class _Pending:
 # ---- files and times
 
 
+class UnreadableFile(OSError):
+    """A path gpu-tutor will not read: a link, a pipe, a device, a socket, or a file past its cap.
+    `strerror` says which and what to do, without the path, for messages that name it already;
+    `str()` puts the path first."""
+
+    def __init__(self, path: Path | str, why: str) -> None:
+        super().__init__(errno.EINVAL, why, os.fspath(path))
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                (stat.S_ISSOCK, "a socket"))
+
+
+def read_regular(path: Path | str, limit: int, *, follow_links: bool = False) -> bytes:
+    """The bytes of `path`, which must be a regular file of at most `limit` bytes.
+
+    Raises FileNotFoundError, IsADirectoryError, UnreadableFile (a symbolic link unless
+    `follow_links`, a pipe, a device, a socket, a file over `limit`) or another OSError. The open
+    never blocks (O_NONBLOCK: a pipe with no writer would wait forever) and never follows a final
+    link (O_NOFOLLOW), and the type is checked on the open file, so nothing can be swapped in between.
+    `follow_links` is for files a person names (a settings file kept in a dotfiles repository)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.EMLINK) and os.path.islink(path):
+            raise UnreadableFile(path, "is a symbolic link, which gpu-tutor does not follow here; put the file "
+                                       "itself in its place") from None
+        raise
+    try:
+        _check_regular(path, os.fstat(fd), limit)
+        return _read_at_most(fd, path, limit)
+    finally:
+        os.close(fd)
+
+
+def _check_regular(path: Path | str, info: os.stat_result, limit: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", os.fspath(path))
+    for test, what in _NOT_REGULAR:
+        if test(info.st_mode):
+            raise UnreadableFile(path, f"is {what}, not a regular file; remove it or put a regular file in its place")
+    if info.st_size > limit:
+        raise _too_large(path, limit)
+
+
+def _read_at_most(fd: int, path: Path | str, limit: int) -> bytes:
+    """Reads past the size fstat gave, in case the file grows while we read it."""
+    chunks, total = [], 0
+    while chunk := os.read(fd, min(1 * MB, limit + 1 - total)):
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            raise _too_large(path, limit)
+    return b"".join(chunks)
+
+
+def _too_large(path: Path | str, limit: int) -> UnreadableFile:
+    size = f"{limit // MB} MB" if limit >= MB else f"{limit // 1024} KB"
+    return UnreadableFile(path, f"is larger than {size}, more than gpu-tutor reads from such a file; "
+                                "move it away if it is not one gpu-tutor wrote")
+
+
+def append_regular(path: Path, data: bytes) -> None:
+    """Append to a log file, creating it; never through a link, never blocking on a pipe
+    (O_NONBLOCK makes opening a pipe with no reader fail at once instead of waiting for one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnreadableFile(path, "is not a regular file; remove it so that gpu-tutor can write its log")
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+class NotOurJSON(ValueError):
+    """JSON that is valid but holds a number gpu-tutor never writes."""
+
+
+def loads_strict(text: str) -> Any:
+    """JSON without the values that pass `json.loads` and break everything after it: Infinity and
+    NaN (no count or time is infinite), floats past float range, and integers of more than
+    MAX_INT_DIGITS digits. Raises NotOurJSON (a ValueError), or json's own errors."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_int=_short_int, parse_float=_finite_float)
+
+
+def _refuse_constant(name: str):
+    raise NotOurJSON(f"holds {name}, which no count or time can be")
+
+
+def _short_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise NotOurJSON(f"holds an integer of {len(digits.lstrip('-'))} digits (gpu-tutor writes at most "
+                         f"{MAX_INT_DIGITS})")
+    return int(digits)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotOurJSON(f"holds {text[:40]}, a number past the range of a float")
+    return value
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a crash at any moment leaves the old or the new file whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -442,13 +575,17 @@ def _iso(t: float) -> str:
 
 
 def _parse_time(text: str) -> float | None:
+    """None also for a time whose UTC form falls outside what datetime can show (year 9999 at -23:59),
+    which would otherwise crash whoever prints it."""
     try:
         parsed = datetime.fromisoformat(text)
-    except ValueError:
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        stamp = parsed.timestamp()
+        datetime.fromtimestamp(stamp, timezone.utc)
+    except (ValueError, OverflowError, OSError):
         return None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=timezone.utc)
-    return parsed.timestamp()
+    return stamp
 
 
 def _reason(exc: BaseException) -> str:

@@ -14,12 +14,13 @@ the app opens. Nothing here imports numba, litellm or textual.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ai.config import AISettings, ConfigError, is_local_url
 from .puzzles import Catalog, Track
+from .textsafe import has_unsafe
+from .tomlfile import TomlFileError, read_toml
 
 WORKSHOP_ENV = "GPU_TUTOR_WORKSHOP"
 SOLUTIONS = ("never", "after-solving", "always")
@@ -136,14 +137,14 @@ def workshop_path(flag: str | None) -> Path | None:
 def load_workshop(path: str | Path, catalog: Catalog) -> Workshop:
     """Read and validate a workshop file against the puzzles that exist. Raises WorkshopError."""
     path = Path(path)
-    if not path.is_file():
+    try:
+        raw = read_toml(path)
+    except FileNotFoundError:
         where = f"named by {WORKSHOP_ENV}" if os.environ.get(WORKSHOP_ENV, "").strip() else "given to --workshop"
         raise WorkshopError(f"{path}: no such workshop file ({where}); write an example with "
-                            f"`gpu-tutor workshop init {path}`")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise WorkshopError(f"{path}: not valid TOML: {e}") from None
+                            f"`gpu-tutor workshop init {path}`") from None
+    except TomlFileError as e:
+        raise WorkshopError(f"{path}: {e}") from None
     except OSError as e:
         raise WorkshopError(f"{path}: cannot be read: {e.strerror or e}") from None
     return workshop_from_dict(raw, path, catalog)
@@ -163,6 +164,8 @@ def workshop_from_dict(raw: dict, path: Path, catalog: Catalog) -> Workshop:
     title = raw["title"].strip()
     if not title:
         raise fail("title", "must not be empty")
+    if has_unsafe(title):  # it heads every learner's screen: an escape there would drive their terminal
+        raise fail("title", f"{title!r} holds control characters; use letters, digits, spaces and punctuation")
     puzzles = _puzzle_ids(fail, raw["puzzles"], catalog)
     values = {}
     for key, allowed in (("solutions", SOLUTIONS), ("hints", HINTS), ("backend", BACKENDS)):

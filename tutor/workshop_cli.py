@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .puzzles import load_catalog
+from .textsafe import terminal_safe
 from .workshop import EXAMPLE, WORKSHOP_ENV, Workshop, WorkshopError, load_workshop, workshop_path
 
 
@@ -88,24 +89,25 @@ def cmd_workshop_init(args) -> int:
 def cmd_workshop_check(args) -> int:
     workshop = load_workshop(Path(args.file), load_catalog(on_demand=True))
     catalog = workshop.restrict(load_catalog(on_demand=True))
-    print(f"{workshop.path}: OK")
-    print(f"title:     {workshop.title}")
-    print(f"puzzles:   {len(workshop.puzzles)}")
+    say = _safe_print  # every value here comes from the file
+    say(f"{workshop.path}: OK")
+    say(f"title:     {workshop.title}")
+    say(f"puzzles:   {len(workshop.puzzles)}")
     for n, p in enumerate(catalog.ordered(), 1):
-        print(f"  {n:2d}. {p.id:<20} {p.title}")
-    print(f"solutions: {workshop.solutions}")
+        say(f"  {n:2d}. {p.id:<20} {p.title}")
+    say(f"solutions: {workshop.solutions}")
     hints = "authored only (no network)" if workshop.hints == "authored" else \
         f"AI: {workshop.ai['model']} at {workshop.ai['api_base']} (offline otherwise)"
-    print(f"hints:     {hints}")
-    print(f"backend:   {workshop.backend}")
-    print(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
+    say(f"hints:     {hints}")
+    say(f"backend:   {workshop.backend}")
+    say(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
     from .engine.gpulock import shared_queue
 
     if workshop.gpu_queue:
-        print(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
+        say(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
     else:
         queue = shared_queue()
-        print(f"GPU queue: {queue.folder if queue else 'off'}")
+        say(f"GPU queue: {queue.folder if queue else 'off'}")
     return 0
 
 
@@ -124,8 +126,9 @@ def cmd_export(args) -> int:
     else:
         learner = load_learner(store.root)
     catalog = load_catalog(on_demand=True)
+    left_out: list[str] = []
     data = build_export(store, learner, export_puzzle_ids(store, catalog, workshop), workshop=workshop,
-                        with_code=args.with_code)
+                        with_code=args.with_code, notes=left_out)
     if args.out == "-":
         import json
 
@@ -137,10 +140,10 @@ def cmd_export(args) -> int:
     except OSError as e:
         raise WorkshopError(f"{out}: cannot be written ({e.strerror or e}); choose another place with --out") from None
     solved = sum(1 for p in data["puzzles"] if p["solved"])
-    print(f"wrote {out}: {learner.label}, {solved} of {len(data['puzzles'])} puzzles solved"
-          + (", with your code" if args.with_code else ""))
-    for notice in store.notices:
-        print(f"note: {notice}", file=sys.stderr)
+    _safe_print(f"wrote {out}: {learner.label}, {solved} of {len(data['puzzles'])} puzzles solved"
+                + (", with your code" if args.with_code else ""))
+    for notice in store.notices + left_out:
+        _safe_print(f"note: {notice}", file=sys.stderr)
     return 0
 
 
@@ -149,21 +152,27 @@ def cmd_report(args) -> int:
 
     report = load_class([Path(f) for f in args.files])
     for path, why in report.skipped:
-        print(f"gpu-tutor: skipped {path}: {why}", file=sys.stderr)
+        _safe_print(f"gpu-tutor: skipped {path}: {why}", file=sys.stderr)
     for note in report.notes:
-        print(f"gpu-tutor: note: {note}", file=sys.stderr)
+        _safe_print(f"gpu-tutor: note: {note}", file=sys.stderr)
     if not report.learners:
         print(f"gpu-tutor: none of the {len(args.files)} file(s) could be read; nothing to report", file=sys.stderr)
         return 1
-    print(report_text(report))
+    _safe_print(report_text(report))
     out = Path(args.csv)
     try:
-        out.write_text(report_csv(report), encoding="utf-8")
+        # errors=: a lone surrogate (valid JSON, not text) in a name is written as \udc80, not a crash
+        out.write_text(report_csv(report), encoding="utf-8", errors="backslashreplace")
     except OSError as e:
         raise WorkshopError(f"{out}: cannot write the CSV ({e.strerror or e}); choose another place with --csv") \
             from None
     print(f"\nwrote {out} ({len(report.learners)} learner(s) x {len(report.puzzles)} puzzle(s))")
     return 0
+
+
+def _safe_print(text: str, file=None) -> None:
+    """Names, titles, ids and paths from files other people wrote: shown, never obeyed by the terminal."""
+    print(terminal_safe(text), file=file)
 
 
 def _slug(text: str) -> str:

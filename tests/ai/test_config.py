@@ -72,3 +72,36 @@ def test_the_key_comes_from_the_named_variable_only(monkeypatch):
     monkeypatch.setenv("MY_KEY", "secret")
     assert AISettings(api_key_env="MY_KEY").api_key() == "secret"
     assert AISettings().api_key() is None
+
+
+DEEP = "[" * 5000 + "]" * 5000  # tomllib recurses once per level: today this is a RecursionError traceback
+
+
+def test_a_5000_deep_array_in_the_settings_file_is_one_clear_error_naming_the_file(tmp_path):
+    path = write(tmp_path, f"[ai]\nmodel = {DEEP}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(path)
+    assert str(caught.value) == (f"{path}: not valid TOML: arrays or tables are nested too deeply (thousands of "
+                                 "levels) to be read; write the values out flat")
+
+
+def test_the_cli_says_so_in_one_line_with_status_2(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "[ai]\nmodel = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n")  # inline tables too
+    done = subprocess.run([sys.executable, "-m", "tutor.cli", "config"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "GPU_TUTOR_CONFIG": str(path)})
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr == f"gpu-tutor: {path}: not valid TOML: arrays or tables are nested too deeply " \
+                          "(thousands of levels) to be read; write the values out flat\n"
+
+
+def test_a_settings_file_kept_elsewhere_behind_a_link_is_still_read(tmp_path):
+    real = tmp_path / "dotfiles" / "gpu-tutor.toml"
+    real.parent.mkdir()
+    real.write_text('[ai]\nmodel = "openai/gpt-4o-mini"\n')
+    link = tmp_path / "config.toml"
+    link.symlink_to(real)
+    assert load_settings(link).model == "openai/gpt-4o-mini"

@@ -127,3 +127,17 @@ def test_the_code_holder_shows_prose_and_holds_code_even_when_chunks_cut_the_fen
     shown = "".join(holder.feed(text[i:i + 3]) for i in range(0, len(text), 3))
     assert "secret" not in shown and "x = 1" not in shown
     assert shown.startswith("See ") and "here." in shown and "Done" in shown
+
+
+def test_a_pipe_in_place_of_the_hint_log_costs_the_record_not_a_hang(tmp_path):
+    import json
+    import os
+
+    os.mkfifo(tmp_path / "ai-hints.jsonl")  # nobody reads it: opening it to append used to wait for ever
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (HintLog(tmp_path / "ai-hints.jsonl").write(event="hint"), done.set()),
+                              daemon=True)
+    worker.start()
+    assert done.wait(5), "the hint waited on the log"
+    HintLog(tmp_path / "real.jsonl").write(event="hint", level=1)
+    assert json.loads((tmp_path / "real.jsonl").read_text())["level"] == 1

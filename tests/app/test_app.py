@@ -300,3 +300,20 @@ def test_the_palette_offers_every_bound_action():
 
     offered = {action for _, action, _ in ACTIONS}
     assert {b.action for b in TutorApp.BINDINGS} <= offered
+
+
+def test_a_notice_quoting_a_bad_id_from_the_state_file_is_shown_as_plain_escaped_text(tmp_path):
+    import json
+
+    from test_editor import obeyed
+
+    bad = "\x1b]0;pwned\x07[link=https://evil.example]x[/link]"
+    (tmp_path / "state.json").write_text(json.dumps({"version": 1, "puzzles": {bad: {}}}))
+
+    async def check(app, pilot):
+        await pilot.pause(0.2)
+        messages = [n.message for n in app._notifications]
+        assert any("unreadable (\\x1b]0;pwned\\x07[link=https://evil.example]x[/link])" in m for m in messages)
+        assert obeyed(app) == []
+
+    run_app(check, tmp_path)

@@ -83,3 +83,32 @@ def test_optimise_needs_a_solved_puzzle_and_a_model(tmp_path, catalog):
         assert any("needs a model" in str(n.message) for n in app._notifications)
 
     run_app(check, tmp_path, AISettings())
+
+
+def test_the_models_explanation_code_and_live_reply_are_shown_escaped_never_obeyed(tmp_path, catalog):
+    from test_editor import obeyed
+
+    title, clear = "\x1b]0;pwned\x07", "\x1b[2J"
+    code = FASTER.replace("def kernel", f"# {title}\ndef kernel", 1)
+    register([f"```python\n{code}```\n\nWhy it is faster: {title}{clear} [link=https://evil.example]see[/link]"])
+
+    async def check(app, pilot):
+        await solve_map(app, pilot, catalog)
+        await pilot.press("f6")
+        await pilot.pause(0.2)
+        screen = app.screen
+        screen.query_one("#opt-rounds-max", Input).value = "1"
+        screen.start()
+        started = time.monotonic()
+        while screen.result is None:
+            assert time.monotonic() - started < 120, "the optimiser never finished"
+            await pilot.pause(0.1)
+        await pilot.pause(0.2)
+        assert screen.result.best is not None
+        assert obeyed(app) == []
+        why = screen.query_one("#opt-why").source
+        assert "\n\n\\x1b]0;pwned\\x07\\x1b[2J [link=https://evil.example]see[/link]" in why
+        assert "\\x1b]0;pwned\\x07" in str(screen.query_one("#opt-live", Static).render())
+        assert screen.query_one("#opt-why")._open_links is False
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor"))

@@ -13,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
+
+from ..tomlfile import TomlFileError, read_toml
 
 CONFIG_ENV = "GPU_TUTOR_CONFIG"
 
@@ -107,15 +108,18 @@ def load_settings(path: Path | None = None) -> AISettings:
     by GPU_TUTOR_CONFIG (or passed in) is an error."""
     explicit = path is not None or bool(os.environ.get(CONFIG_ENV))
     path = path or config_path()
-    if not path.is_file():
+    try:
+        raw = read_toml(path)
+    except FileNotFoundError:
         if explicit:
             raise ConfigError(f"{path}: no such config file (named by {CONFIG_ENV}); unset it, or point it at a "
-                              "file (`gpu-tutor config --init` writes one)")
+                              "file (`gpu-tutor config --init` writes one)") from None
         return AISettings(source=f"defaults (no file at {path})")
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except TomlFileError as e:
+        raise ConfigError(f"{path}: {e}") from None
+    except OSError as e:  # a folder, a pipe, a device, too large: not a settings file
+        raise ConfigError(f"{path}: {e.strerror or e}; the settings file must be a TOML file "
+                          "(`gpu-tutor config --init` writes one)") from None
     return settings_from_dict(raw, str(path))
 
 

@@ -9,6 +9,7 @@ to the authored hint for the level whenever the model cannot be used.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -161,13 +162,15 @@ class HintLog:
         self._lock = threading.Lock()
 
     def write(self, **record) -> None:
+        """A log that cannot be written (a pipe or a link in its place, a full disk) loses the record,
+        never the learner's hint: opening a pipe here used to wait forever for a reader."""
         if self.path is None:
             return
+        from ..store import append_regular
+
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **record}
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(record) + "\n")
+        with self._lock, contextlib.suppress(OSError):
+            append_regular(self.path, (json.dumps(record) + "\n").encode("utf-8"))
 
 
 def ask_hint(puzzle, level: int, learner: str, context: str, shown: list[str], settings, *,

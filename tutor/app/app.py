@@ -22,8 +22,10 @@ from ..engine.gpulock import waiting_text
 from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_present
 from ..puzzles import Catalog, Puzzle, load_catalog
 from ..store import Autosaver, Store
+from ..textsafe import terminal_safe
 from ..workshop import reference_refusal
 from .commands import TutorCommands
+from .widgets.editor import CodeEditor
 from .widgets.hints import HintsPanel
 from .widgets.thread_pane import ThreadPane
 from .widgets.verdict import VerdictView
@@ -133,7 +135,7 @@ class TutorApp(App):
                     yield Markdown(id="lesson")
                 yield HintsPanel(id="hints")
             with Vertical(id="code-pane", classes="pane"):
-                yield TextArea.code_editor("", language="python", id="editor", soft_wrap=False)
+                yield CodeEditor.code_editor("", language="python", id="editor", soft_wrap=False)
                 yield VerdictView(id="verdict")
             yield ThreadPane(id="threads", classes="pane")
         yield Footer()
@@ -150,8 +152,8 @@ class TutorApp(App):
         self.set_interval(0.25, self._autosave_tick)
         self.load_puzzle(self.puzzle.id)
         self.query_one("#editor", TextArea).focus()
-        for notice in self.store.notices:
-            self.notify(notice, severity="warning", timeout=10)
+        for notice in self.store.notices:  # they quote paths and ids from the data folder
+            self.notify(terminal_safe(notice), severity="warning", timeout=10, markup=False)
         if self.workshop is not None:
             self._start_workshop()
         self._apply_width(self.size.width)
@@ -179,8 +181,8 @@ class TutorApp(App):
             if self.backend == "sim":
                 self.compiler.start()
         except Exception as e:  # shown, never fatal: the first run will say more
-            self.call_from_thread(self.notify, f"Could not start the {self.backend} backend: {e}",
-                                  severity="error")
+            self.call_from_thread(self.notify, terminal_safe(f"Could not start the {self.backend} backend: {e}"),
+                                  severity="error", markup=False)
 
     def on_resize(self, event) -> None:
         self._apply_width(event.size.width)

@@ -4,6 +4,10 @@ The loop (tutor.coach.optimise) runs in a thread worker; candidates run in the v
 engine's child processes, never here. At the end the best verified candidate is shown as a diff
 against the learner's code, with its verified score and the model's own explanation, labelled as
 unchecked. Accepting writes a new file; the learner's code is never overwritten.
+
+Everything the model wrote (its live reply, its code in the diff, its explanation, its errors) is
+shown with control characters escaped (tutor.textsafe), as plain text or Markdown whose links are
+not opened, never as markup: a reply is the model's to write, the terminal is not.
 """
 
 from __future__ import annotations
@@ -13,12 +17,15 @@ import time
 from pathlib import Path
 
 from rich.syntax import Syntax
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Markdown, Static
+
+from ...textsafe import terminal_safe
 
 LIVE_LINES = 6
 
@@ -67,7 +74,7 @@ class OptimiseScreen(Screen):
         yield Static("", id="opt-live", markup=False)
         with VerticalScroll(id="opt-result"):
             yield Static("", id="opt-diff")
-            yield Markdown("", id="opt-why")
+            yield Markdown("", id="opt-why", open_links=False)
         with Horizontal(id="opt-actions"):
             yield Button("Save as a new file", id="opt-save", disabled=True)
             yield Button("Close", id="opt-close")
@@ -139,7 +146,7 @@ class OptimiseScreen(Screen):
             self._live = ""
             self._status(f"Round {data}: asking {self.settings.model} ... (esc cancels)")
         elif kind == "delta":
-            self._live += data
+            self._live += terminal_safe(data)
             lines = self._live.splitlines()[-LIVE_LINES:]
             self.query_one("#opt-live", Static).update("\n".join(lines))
         elif kind == "status":
@@ -160,8 +167,9 @@ class OptimiseScreen(Screen):
         tokens = (a.prompt_tokens or 0) + (a.completion_tokens or 0)
         cost = f"${a.cost_usd:.4f}" if a.cost_usd else "-"
         round_id = f"{a.round}.{a.sample}" if a.sample else str(a.round)
-        self.query_one("#opt-rounds", DataTable).add_row(round_id, verdict, score, str(tokens or "-"), cost,
-                                                         f"{a.latency_s:.1f}")
+        cells = (round_id, verdict, score, str(tokens or "-"), cost, f"{a.latency_s:.1f}")
+        # A DataTable reads a str cell as markup; Text is shown as it is.
+        self.query_one("#opt-rounds", DataTable).add_row(*(Text(terminal_safe(c)) for c in cells))
 
     def _failed(self, message: str) -> None:
         self.running = False
@@ -183,14 +191,15 @@ class OptimiseScreen(Screen):
                  else "correct (no score on this backend)")
         flags = f" Flagged for review: {'; '.join(best.flags)}" if best.flags else ""
         self._status(f"{head}\nBest: round {best.round}, verified {score}.{flags} ctrl+s saves it as a new file.")
-        self.query_one("#opt-diff", Static).update(Syntax(result.diff() or "(no change)", "diff", theme="ansi_dark"))
-        why = best.explanation or "(the model gave no explanation)"
+        diff = terminal_safe(result.diff())  # the model's code: Syntax draws its characters as they are
+        self.query_one("#opt-diff", Static).update(Syntax(diff or "(no change)", "diff", theme="ansi_dark"))
+        why = terminal_safe(best.explanation or "(the model gave no explanation)")
         self.query_one("#opt-why", Markdown).update(
             "### Why it is faster: the model's explanation (not checked by the verifier)\n\n" + why)
         self.query_one("#opt-save", Button).disabled = False
 
     def _status(self, text: str) -> None:
-        self.query_one("#opt-status", Static).update(text)
+        self.query_one("#opt-status", Static).update(terminal_safe(text))
 
     # -- leaving -----------------------------------------------------------------------------------
     def action_save(self) -> None:

@@ -9,7 +9,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static, TextArea
+from textual.widgets import Label, Static
+
+from ...textsafe import terminal_safe
+from ..widgets.editor import CodeEditor
 
 
 class ReferenceScreen(ModalScreen[None]):
@@ -44,7 +47,7 @@ class ReferenceScreen(ModalScreen[None]):
         with Vertical():
             yield Label(f"[b]{self.puzzle.title}[/]: your code (left) and the reference (right). Escape closes.")
             with Horizontal():
-                yield TextArea.code_editor(self.learner_code, language="python", read_only=True, id="mine")
-                yield TextArea.code_editor(self.puzzle.reference, language="python", read_only=True, id="theirs")
-            with VerticalScroll(id="diff"):
-                yield Static(Syntax(diff or "(identical)", "diff", theme="ansi_dark"))
+                yield CodeEditor.code_editor(self.learner_code, language="python", read_only=True, id="mine")
+                yield CodeEditor.code_editor(self.puzzle.reference, language="python", read_only=True, id="theirs")
+            with VerticalScroll(id="diff"):  # Syntax draws the learner's characters as they are
+                yield Static(Syntax(terminal_safe(diff) or "(identical)", "diff", theme="ansi_dark"))

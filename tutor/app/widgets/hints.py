@@ -2,6 +2,9 @@
 
 Authored hints serve offline. With a model configured, an AI hint streams into the same panel as it
 arrives (its code held back until the leak guard has passed it), and then shows whole.
+
+The model's text is Markdown to render, but never a terminal's to obey: control characters are shown
+escaped (tutor.textsafe) and its links are not opened on a click. The status line is plain text.
 """
 
 from __future__ import annotations
@@ -9,6 +12,8 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
+
+from ...textsafe import terminal_safe
 
 LEVEL_NAMES = {1: "a nudge", 2: "the idea", 3: "near-pseudocode"}
 
@@ -61,12 +66,12 @@ class HintsPanel(Vertical):
         if self._streaming is None:
             return
         heading, so_far = self._ai[self._streaming]
-        self._ai[self._streaming] = (heading, so_far + text)
+        self._ai[self._streaming] = (heading, so_far + terminal_safe(text))
         self._refresh_hints()
 
     def status(self, text: str) -> None:
         """A line under the title: a withheld reply, a failure, what a hint cost."""
-        self._status = text
+        self._status = terminal_safe(text)
         if self._streaming is not None:
             heading, _ = self._ai[self._streaming]
             self._ai[self._streaming] = (heading, "")  # the withheld text goes; the next attempt streams
@@ -81,11 +86,11 @@ class HintsPanel(Vertical):
             self._status = "Hint cancelled."
         elif outcome.source == "ai":
             heading = self._ai.get(level, (f"Hint {level} (AI)", ""))[0]
-            self._ai[level] = (heading, outcome.text)
+            self._ai[level] = (heading, terminal_safe(outcome.text))
             self._status = outcome.usage.text() + (f" · {outcome.leaks} reply(ies) withheld" if outcome.leaks else "")
         else:
             self._ai.pop(level, None)
-            self._status = outcome.note or ""
+            self._status = terminal_safe(outcome.note or "")
         if not outcome.cancelled:
             self.shown = max(self.shown, min(level, len(self._hints)))
         self._refresh_hints()
@@ -117,7 +122,7 @@ class HintsPanel(Vertical):
         if not parts and not found:
             return  # no Markdown widget until there is a hint to show: it is costly to build
         if not found:  # built with its text: an update before it is mounted would be lost
-            self.mount(Markdown("\n\n".join(parts), id="hints-text"))
+            self.mount(Markdown("\n\n".join(parts), id="hints-text", open_links=False))
             return
         text = found.first(Markdown)
         text.update("\n\n".join(parts))
