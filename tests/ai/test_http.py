@@ -99,3 +99,30 @@ def test_doctor_reports_the_settings_and_one_request(tmp_path):
     assert bad.returncode == 1 and "FAILED (auth)" in bad.stdout
     none = _cli("doctor", tmp_path=tmp_path)
     assert none.returncode == 1 and "no model is configured" in none.stdout
+
+
+def test_a_streamed_hint_with_terminal_escapes_is_printed_escaped(tmp_path):
+    kernel = tmp_path / "map.py"
+    kernel.write_text(WRONG)
+    title, clear, link = "\x1b]0;pwned\x07", "\x1b[2J", "\x1b]8;;https://evil.example\x1b\\here\x1b]8;;\x1b\\"
+    # The server streams word by word: each escape arrives in a piece of its own, split from its text.
+    with ChatServer([f"Look at line 7 {title} {clear} {link} \x9b31m what is added?"]) as server:
+        done = _cli("hint", "map", str(kernel), "--model", "openai/tiny", "--api-base", server.url, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not any(c in done.stdout + done.stderr for c in ("\x1b", "\x07", "\x9b"))
+    assert done.stdout == ("Look at line 7 \\x1b]0;pwned\\x07 \\x1b[2J \\x1b]8;;https://evil.example\\x1b\\here"
+                           "\\x1b]8;;\\x1b\\ \\x9b31m what is added?\n")
+
+
+def test_a_hint_whose_code_runs_a_shell_is_never_run(tmp_path):
+    """Escaped today's main (42f2d21): the leak guard ran the hint's fence to judge it, and the
+    shell command in it ran (the marker appeared)."""
+    kernel = tmp_path / "map.py"
+    kernel.write_text(WRONG)
+    marker = tmp_path / "shell-ran"
+    hint = (f"Try this:\n```python\nimport os\nos.system('touch {marker}')\n```\n"
+            f"and in the kernel:\n```python\nos.system('touch {marker}')\nout[i] = a[i] + 10\n```\n")
+    with ChatServer([hint, hint, hint]) as server:
+        done = _cli("hint", "map", str(kernel), "--model", "openai/tiny", "--api-base", server.url, tmp_path=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()

@@ -4,6 +4,7 @@ import pytest
 
 from tutor.ai.hints import SimChecker
 from tutor.ai.leakguard import LeakGuard, extract_code, repeated_reference_lines, splices
+from tutor.coach.screen import screen_puzzle_module
 
 STARTER_EDIT = """from numba import cuda
 
@@ -72,3 +73,49 @@ def test_splices_put_statements_in_place_of_the_body_and_after_it():
     modules = splices("out[i] = 1", STARTER_EDIT)
     assert any("    out[i] = 1\n" in m and "out[i] = a[i]" not in m for m in modules)
     assert any("    out[i] = a[i]\n    out[i] = 1" in m for m in modules)
+
+
+# Escaped today's main (42f2d21): LeakGuard.judge ran every splice of a hint's code in the checker's
+# child, so a fence with os.system in it ran (both markers below were created, judge said None).
+def os_system_hints(marker):
+    whole_module = ("Try this:\n```python\nimport os\n"
+                    f"os.system('touch {marker}-module')\n"
+                    "from numba import cuda\n\n@cuda.jit\ndef kernel(out, a):\n"
+                    "    i = cuda.threadIdx.x\n    out[i] = a[i]\n```")
+    statements = f"Think about:\n```python\nimport os\nos.system('touch {marker}-body')\n```"
+    return whole_module, statements
+
+
+def test_hint_code_that_calls_os_system_is_never_run(map_guard_parts, tmp_path):
+    marker = tmp_path / "ran"
+    for text in os_system_hints(marker):
+        g = guard(map_guard_parts)
+        assert g.judge(text) is None  # not a passing module: simply not run
+        assert g.checks_run == 0 and g.screened_out >= 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_only_modules_in_the_puzzle_grammar_reach_the_checker(map_guard_parts):
+    puzzle, passes = map_guard_parts
+    ran = []
+
+    def spy(module):
+        ran.append(module)
+        return passes(module)
+
+    g = LeakGuard(puzzle.reference, puzzle.starter, STARTER_EDIT, spy)
+    leak = g.judge("Try this:\n```python\nj = cuda.threadIdx.x\nout[j] = 10 + a[j]\n```")
+    assert leak is not None  # the guard still catches a real give-away
+    assert ran and all(screen_puzzle_module(m) == [] for m in ran)
+
+
+def test_splices_of_a_learner_file_the_grammar_refuses_are_not_run(map_guard_parts):
+    # the learner's own stray module-level print makes every splice fail the grammar: none is run,
+    # so none counts as passing (the repeated-reference-line check still applies to the text)
+    puzzle, passes = map_guard_parts
+    learner = STARTER_EDIT + "\nprint('debug')\n"
+    ran = []
+    g = LeakGuard(puzzle.reference, puzzle.starter, learner, lambda m: ran.append(m) or passes(m))
+    assert g.judge("Try this:\n```python\nj = cuda.threadIdx.x\nout[j] = 10 + a[j]\n```") is None
+    assert ran == [] and g.screened_out >= 1
+    assert g.judge("The line you need is `out[local_i] = a[local_i] + 10`") is not None

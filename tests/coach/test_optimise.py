@@ -4,6 +4,7 @@ real verifier on our simulator: compile error, cheat, slow, fast; budgets; the l
 import json
 import threading
 
+import numpy as np
 import pytest
 from scripted_llm import register
 
@@ -152,3 +153,64 @@ def test_without_a_model_the_cli_says_so_and_shows_the_expert_only_if_policy_all
     config.write_text("[policy]\nfull_code_hints = true\n")
     opened = run()
     assert opened.returncode == 2 and "expert kernel" in opened.stdout and EXPERT.strip() in opened.stdout
+
+
+# Escaped today's main (42f2d21): served by a scripted model, this candidate was judged correct,
+# scored 257.5x (the expert scores 2.0x) and kept as best: its last kernel erased the simulator's
+# records of every launch before it, so the verifier counted 8 bytes of traffic.
+ERASER = NAIVE.replace("def launch(out, x):", """@cuda.jit
+def erase(out):
+    cuda.traces.clear()
+    cuda.launches.clear()
+    out[0] = out[0] + 0.0
+
+
+def launch(out, x):""").rstrip() + "\n    erase[1, 1](out)\n"
+
+# The same trick one layer down: a frame walk that the screen does not understand as one.
+FORGER = NAIVE.replace("    if i < n:\n        cuda.atomic.add(out, 0, x[i])",
+                       "    g = (k for k in range(1))\n    o = g.gi_frame.f_builtins['__import__']('os')\n"
+                       "    o.close(o.open(MARKER, 65))\n    o._exit(0)")
+
+
+def test_over_http_an_escaping_candidate_is_never_accepted_nor_run(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from loopback_llm import ChatServer
+
+    assert "erase[1, 1](out)" in ERASER and "gi_frame" in FORGER
+    marker = tmp_path / "ran"
+    root = Path(__file__).resolve().parents[2]
+    start = tmp_path / "naive.py"
+    start.write_text(NAIVE)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
+           "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")}
+    (tmp_path / "none.toml").write_text("")
+    forger = FORGER.replace("MARKER", repr(str(marker)))
+    with ChatServer([reply(ERASER, "it reads less"), reply(forger, "it exits early")]) as server:
+        done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
+                               "openai/tiny", "--api-base", server.url, "--rounds", "2", "--backend", "sim", "--json"],
+                              capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    out = json.loads(done.stdout)
+    assert out["best"] is None, out
+    assert [a["correct"] for a in out["attempts"]] == [False, False]
+    assert all({f["kind"] for f in a["failures"]} == {"static"} for a in out["attempts"])
+    assert not marker.exists() and out.get("saved_to") is None
+
+
+def test_past_the_screen_erasing_the_records_is_impossible():
+    """Defence in depth: the simulator's launch records are not attributes a candidate can reach, and
+    the real compiler refuses a kernel that names them."""
+    from tutor.engine.loader import load_module_for_sim
+
+    module = load_module_for_sim(ERASER, "candidate.py")
+    with pytest.raises(Exception) as caught:
+        module.namespace["erase"].py_func(np.zeros(1, np.float32))
+    assert "cuda.traces" in str(caught.value)
+    from tutor.engine.compile import compile_launches
+
+    failures = compile_launches(ERASER, "candidate.py", [("erase", (("array", "float32", 1),))])
+    assert failures and failures[0]["kind"] == "compile_error" and "`erase`" in failures[0]["message"]

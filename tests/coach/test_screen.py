@@ -1,10 +1,12 @@
 """The static screen rejects the known harness cheats and accepts honest kernels."""
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from tutor.coach.screen import RULES, ScreenFinding, screen
+from tutor.coach.screen import (MAX_DEPTH, MAX_SOURCE_CHARS, RULES, ScreenFinding, screen,
+                                screen_puzzle_module)
 
 
 def rules(source: str) -> set[str]:
@@ -440,3 +442,347 @@ def launch(out, x):
     kern[(n + TPB - 1) // TPB, TPB](out, x, n)
 '''
     assert screen(source) == []
+
+
+# ---------------------------------------------------------------------------
+# Attacks that escaped the deny-list screen of 42f2d21. Each ran (or crashed the screen) through
+# `gpu-tutor verify softmax FILE --backend sim` on that commit; now each is rejected statically
+# and nothing of it runs.
+
+KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels"
+SOFTMAX_NAIVE = KERNELS_DIR / "softmax" / "naive.py"
+
+
+def softmax_with(marker, *, header="", extra="", kernel_line="", signature=None, annotation=None):
+    """The naive softmax candidate with an attack spliced in; `marker` is what the attack touches."""
+    src = SOFTMAX_NAIVE.read_text().replace("from numba import cuda\n", "import numpy as np\nfrom numba import cuda, float32\n" + header, 1)
+    boom = f'np.ctypeslib.ctypes.CDLL(None).system(b"touch {marker}")'
+    src = src.replace("TPB = 128\n", "TPB = 128\n" + extra.format(boom=boom), 1)
+    if kernel_line:
+        src = src.replace("    r = cuda.grid(1)\n", kernel_line.format(boom=boom) + "    r = cuda.grid(1)\n", 1)
+    if signature:
+        src = src.replace("@cuda.jit\n", f"@cuda.jit({signature.format(boom=boom)})\n", 1)
+    if annotation:
+        src = src.replace("def softmax_rows(out,", f"def softmax_rows(out: {annotation.format(boom=boom)},", 1)
+    return src
+
+
+def verify_static(source):
+    """Through the real verifier: rejected before any child starts, with only static failures."""
+    from tutor.coach.verify import verify
+
+    verdict = verify("softmax", source, "sim", timeout=60)
+    assert not verdict.passed
+    assert {f.kind for f in verdict.failures} == {"static"}, verdict.failures
+    return {f.rule for f in verdict.failures}
+
+
+def test_a_module_level_type_subscript_with_a_call_in_its_slice_is_rejected_and_never_runs(tmp_path):
+    # 42f2d21 read `float32[<anything>:]` as a type: the marker was created, then "CORRECT"
+    marker = tmp_path / "ran"
+    source = softmax_with(marker, extra="X = float32[{boom}:]\n")
+    assert verify_static(source) == {"module-state"}
+    assert not marker.exists()
+
+
+def test_a_decorator_signature_with_a_call_in_its_slice_is_rejected_and_never_runs(tmp_path):
+    marker = tmp_path / "ran"
+    source = softmax_with(marker, signature="float32[{boom}:]")
+    assert verify_static(source) == {"decorator"}
+    assert not marker.exists()
+
+
+def test_a_parameter_annotation_that_calls_something_is_rejected(tmp_path):
+    # accepted by 42f2d21's screen (it ran no code only because the loader happens to compile with
+    # postponed annotations); annotations are evaluated at import, so the grammar allows types only
+    marker = tmp_path / "ran"
+    source = softmax_with(marker, annotation="float32[{boom}:]")
+    assert verify_static(source) == {"annotation"}
+    assert not marker.exists()
+
+
+def test_a_module_bound_to_a_kernel_local_is_rejected_and_never_runs(tmp_path):
+    # `c = np.ctypeslib.ctypes; c.CDLL(None).system(...)` in a kernel: 42f2d21 checked calls by their
+    # import path only, so the alias hid it; on the simulator the kernel ran and created the marker
+    marker = tmp_path / "ran"
+    source = softmax_with(marker, kernel_line=f"    c = np.ctypeslib.ctypes\n    c.CDLL(None).system(b'touch {marker}')\n")
+    assert {"module-ref", "kernel-call"} <= verify_static(source)
+    assert not marker.exists()
+
+
+def test_attribute_stores_on_kernel_locals_are_rejected():
+    # `q = cuda; q.jit = 1` inside a kernel patched the harness's cuda object and 42f2d21 said CORRECT
+    source = softmax_with("unused", kernel_line="    q = cuda\n    q.jit = 1\n")
+    assert {"module-ref", "attr-assign"} <= verify_static(source)
+    assert "attr-assign" in rules(candidate(kernel=KERNEL.replace("        cuda.atomic", "        x.flags = 0\n        cuda.atomic")))
+
+
+def test_a_kernel_reaching_the_host_through_attributes_of_its_values_is_rejected():
+    # the verdict forger (see tests/coach/test_verify.py) got `os` from a generator's frame
+    kernel = KERNEL.replace("        cuda.atomic", "        g = (k for k in range(1))\n"
+                            "        o = g.gi_frame.f_builtins\n        cuda.atomic")
+    assert "kernel-attr" in rules(candidate(kernel=kernel))
+    assert "private" in rules(candidate(kernel=KERNEL.replace("x[i])", "x._data[i])")))
+
+
+def test_a_module_passed_from_launch_to_a_kernel_is_rejected():
+    source = candidate(launch=LAUNCH.replace("(out, x, n)", "(out, np, n)"))
+    assert "launch-expr" in rules(source)
+
+
+@pytest.mark.parametrize("where", ["kernel", "launch", "module"])
+def test_a_1200_term_sum_is_screened_without_recursion(where):
+    # 42f2d21 raised RecursionError (a traceback from `verify`, the optimiser died) on this
+    terms = "+".join(["x[i]"] * 1200) if where == "kernel" else "+".join(["n"] * 1200)
+    if where == "kernel":
+        source = candidate(kernel=KERNEL.replace("x[i])", f"{terms})"))
+    elif where == "launch":
+        source = candidate(launch=LAUNCH.replace("    kern[", f"    total = {terms}\n    kern["))
+    else:
+        source = candidate(extra="N_TERMS = " + "+".join(["1"] * 1200) + "\n")
+    assert screen(source) == []  # a long sum is legitimate
+
+
+# Any input at all: a finding with a reason, never an exception.
+KERNEL_HEAD = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+PATHOLOGICAL = {
+    "sum-of-20000": KERNEL_HEAD + "    out[i] = " + "+".join(["a[i]"] * 20000) + "\n",
+    "unary-chain": KERNEL_HEAD + "    out[i] = " + "-" * 5000 + "1\n",
+    "not-chain": KERNEL_HEAD + "    out[i] = " + "not " * 3000 + "a[i]\n",
+    "attribute-chain": KERNEL_HEAD + "    out[i] = a" + ".b" * 3000 + "\n",
+    "call-chain": KERNEL_HEAD + "    out[i] = a" + "()" * 3000 + "\n",
+    "subscript-chain": KERNEL_HEAD + "    out[i] = a" + "[0]" * 3000 + "\n",
+    "nested-lists": KERNEL_HEAD + "    out[i] = " + "[" * 150 + "]" * 150 + "\n",
+    "nested-lambdas": KERNEL_HEAD + "    f = " + "lambda: " * 500 + "1\n",
+    "nested-ifexp": KERNEL_HEAD + "    out[i] = " + " if a[i] else ".join(["1"] * 500) + "\n",
+    "too-many-chars": "TPB = 1\n" * 30000,
+    "too-many-nodes": "X = (" + ",".join(["1"] * 60000) + ")\n",
+    "nul-byte": "TPB = 1\x00\n",
+    "lone-surrogate": "S = '\ud800'\n",
+    "bytes": b"TPB = 1\n",
+    "none": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+@pytest.mark.parametrize("entry", [screen, screen_puzzle_module], ids=["task", "puzzle"])
+def test_pathological_input_is_a_finding_with_a_reason_never_an_exception(name, entry):
+    findings = entry(PATHOLOGICAL[name])
+    assert findings and all(isinstance(f, ScreenFinding) and f.rule in RULES for f in findings)
+    assert all(f.message.startswith(f"line {f.line}:") and f.fix for f in findings)
+
+
+def test_depth_and_size_limits_reject_before_walking():
+    deep = KERNEL_HEAD + "    out[i] = " + "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n"
+    [f] = screen_puzzle_module(deep)
+    assert f.rule == "too-deep" and f.line == 7 and str(MAX_DEPTH) in f.message
+    [f] = screen("x" * (MAX_SOURCE_CHARS + 1))
+    assert f.rule == "too-large" and f"{MAX_SOURCE_CHARS:,}" in f.message
+
+
+def test_a_screen_that_trips_over_a_candidate_rejects_it_instead_of_raising(monkeypatch):
+    import tutor.coach.screen as screen_module
+
+    def broken(self):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(screen_module._Screen, "run", broken)
+    [f] = screen(NAIVE_REDUCE_SUM)
+    assert f.rule == "unreadable" and "the screen could not read this candidate: KeyError" in f.message
+
+
+# ---------------------------------------------------------------------------
+# The module-level grammar (an allow-list)
+
+MODULE_LEVEL_REJECTED = {
+    "call": ("print('hi')\n", "module-code"),
+    "os-system": ("np.ctypeslib.ctypes.CDLL(None).system(b'true')\n", "module-code"),
+    "comprehension": ("[k for k in range(3)]\n", "module-code"),
+    "walrus": ("(W := 3)\n", "module-code"),
+    "delete": ("del TPB\n", "module-code"),
+    "for-loop": ("for k in range(3):\n    pass\n", "module-code"),
+    "assert": ("assert TPB\n", "module-code"),
+    "subscript-with-call": ("X = numba.float32[len('abc'):]\n", "module-state"),
+    "subscript-with-start": ("X = numba.float32[1:]\n", "module-state"),
+    "index-not-slice": ("X = numba.float32[TPB]\n", "module-state"),
+    "signature-with-call": ("SIG = numba.void(numba.float32[print():])\n", "module-state"),
+    "cast-of-a-call": ("X = np.float32(len('abc'))\n", "module-state"),
+    "fstring": ("X = f'{TPB}'\n", "module-state"),
+    "tower-of-powers": ("X = 10 ** 10 ** 10\n", "module-state"),
+    "huge-string": ("X = 'a' * 10 ** 9\n", "module-state"),
+    "huge-shift": ("X = 1 << 100000000\n", "module-state"),
+    "unknown-name": ("X = SOMETHING\n", "module-state"),
+    "rebinds-import": ("np = 3\n", "module-state"),
+    "starred-target": ("*X, = (1, 2)\n", "module-state"),
+    "annotation-call": ("X: print() = 1\n", "annotation"),
+    "decorator-option-call": ("", "decorator"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MODULE_LEVEL_REJECTED))
+def test_module_level_code_outside_the_grammar_is_rejected_naming_the_line(name):
+    extra, rule = MODULE_LEVEL_REJECTED[name]
+    kernel = KERNEL.replace("@cuda.jit\n", "@cuda.jit(fastmath=bool(1))\n") if name == "decorator-option-call" else KERNEL
+    source = candidate(extra=extra, kernel=kernel)
+    findings = [f for f in screen(source) if f.rule == rule]
+    assert findings, f"{name}: {[str(f) for f in screen(source)]}"
+    line = HEADER.count("\n") + 1 if extra else source.splitlines().index("@cuda.jit(fastmath=bool(1))") + 1
+    assert findings[0].line == line and findings[0].message.startswith(f"line {line}:")
+    if rule == "module-code":
+        assert "imports of numba/math/numpy" in findings[0].fix and "launch()" in findings[0].fix
+
+
+MODULE_LEVEL_ALLOWED = '''\
+"""Constants and types of every allowed shape."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda, float32, int32, void
+
+TPB = 256
+HALF = TPB // 2
+EPS = 1e-5
+NEG_INF = -math.inf
+BIG = -3e38
+PAIR = (1, 2)
+ROWS, COLS = 4, 8
+CELLS = ROWS * COLS + (1 << 4) - 2 ** 3
+NAME = "softmax"
+ON = True
+NOTHING = None
+F32 = np.float32
+ONE = np.float32(1.0)
+ROW = float32[:, ::1]
+SIG = void(float32[:], float32[::1], int32)
+TYPED: int = 3
+
+
+@cuda.jit(device=True, inline=True)
+def twice(v: float32) -> float32:
+    return v * 2
+
+
+@cuda.jit(SIG)
+def kern(out, x, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = twice(x[i]) + F32(ONE) + CELLS
+
+
+@cuda.jit("void(float32[:], float32[:], int32)", fastmath=True)
+def kern2(out, x, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = x[i]
+
+
+@cuda.jit(void(float32[:], float32[:], int32))
+def kern3(out, x, n):
+    i = cuda.grid(1)
+    if i < n:
+        out[i] = x[i]
+
+
+def launch(out, x):
+    n = x.shape[0]
+    kern[(n + TPB - 1) // TPB, TPB](out, x, n)
+'''
+
+
+def test_the_module_grammar_accepts_constants_dtypes_and_type_expressions():
+    findings = screen(MODULE_LEVEL_ALLOWED)
+    assert findings == [], "\n".join(map(str, findings))
+    compile(MODULE_LEVEL_ALLOWED, "candidate.py", "exec")
+
+
+# ---------------------------------------------------------------------------
+# Inside kernels: an allow-list of calls, module references and attributes
+
+KERNEL_REJECTED = {
+    "alias-of-numpy": ("        c = np\n", "module-ref"),
+    "alias-of-cuda": ("        c = cuda.atomic\n", "module-ref"),
+    "alias-of-a-function": ("        f = math.exp\n", "module-ref"),
+    "module-as-argument": ("        sq(np)\n", "module-ref"),
+    "module-in-a-tuple": ("        for m in (np, math):\n            pass\n", "module-ref"),
+    "walrus-alias": ("        (c := np.ctypeslib)\n", "module-ref"),
+    "shadows-an-import": ("        math = 3\n", "module-ref"),
+    "numba-internal-call": ("        numba.core.serialize.dumps(x)\n", "kernel-call"),
+    "cuda-host-object": ("        cuda.current_context()\n", "kernel-call"),
+    "cuda-harness-state": ("        t = cuda.launch\n", "module-ref"),
+    "local-call": ("        f = sq\n        f(x[i])\n", "kernel-call"),
+    "string-method": ("        '{0}'.format(x)\n", "kernel-call"),
+    "array-internals": ("        s = x.st\n", "kernel-attr"),
+    "unknown-global": ("        v = ctypes\n", "kernel-name"),
+    "dunder-name": ("        v = __build_class__\n", "dunder"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_REJECTED))
+def test_kernel_code_outside_the_kernel_api_is_rejected(name):
+    line, rule = KERNEL_REJECTED[name]
+    kernel = "\n@cuda.jit(device=True)\ndef sq(v):\n    return v * v\n" + KERNEL.replace("        cuda.atomic", line + "        cuda.atomic")
+    got = rules(candidate(kernel=kernel))
+    assert rule in got, f"{name}: {got}"
+
+
+# ---------------------------------------------------------------------------
+# Puzzle modules: no launch, a @cuda.jit `kernel`
+
+PUZZLE_OK = "from numba import cuda\n\nTPB = 8\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n"
+
+
+def test_a_puzzle_module_needs_a_jit_kernel_and_no_launch():
+    assert screen_puzzle_module(PUZZLE_OK) == []
+    assert {f.rule for f in screen_puzzle_module(PUZZLE_OK.replace("def kernel", "def kern"))} == {"kernel-missing"}
+    assert "kernel-missing" in {f.rule for f in screen_puzzle_module(PUZZLE_OK.replace("@cuda.jit\n", "@cuda.jit(device=True)\n"))}
+    with_launch = PUZZLE_OK + "\n\ndef launch(out, a):\n    kernel[1, 8](out, a)\n"
+    assert {f.rule for f in screen_puzzle_module(with_launch)} == {"launch-forbidden"}
+    assert "host-function" in {f.rule for f in screen_puzzle_module(PUZZLE_OK + "\n\ndef helper():\n    pass\n")}
+
+
+@pytest.mark.parametrize("extra, rule", [("import os\n", "import"), ("os.system('true')\n", "module-code"),
+                                         ("print(TPB)\n", "module-code")])
+def test_puzzle_module_level_code_is_rejected(extra, rule):
+    source = PUZZLE_OK.replace("TPB = 8\n", "TPB = 8\n" + extra)
+    assert rule in {f.rule for f in screen_puzzle_module(source)}
+
+
+def test_every_puzzle_reference_and_starter_passes_the_puzzle_screen(catalog):
+    puzzles = catalog.ordered()
+    assert len(puzzles) >= 20
+    for puzzle in puzzles:
+        for kind in ("reference", "starter"):
+            findings = screen_puzzle_module(getattr(puzzle, kind), f"{puzzle.id}/{kind}.py")
+            assert findings == [], "\n".join(map(str, findings))
+
+
+@pytest.mark.parametrize("path", sorted(KERNELS_DIR.glob("*/naive.py")) + sorted(KERNELS_DIR.glob("*/expert.py")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_task_baseline_and_expert_passes_the_screen(path):
+    findings = screen(path.read_text(), path.name)
+    assert findings == [], "\n".join(map(str, findings))
+
+
+# ---------------------------------------------------------------------------
+# Wired into the optimiser: a puzzle candidate is screened before anything runs
+
+
+def test_a_puzzle_candidate_outside_the_grammar_is_rejected_before_any_run(catalog, tmp_path):
+    # on 42f2d21 PuzzleTarget.judge ran this (marker created) and judged it correct
+    from tutor.coach.optimise import PuzzleTarget
+
+    puzzle = catalog.get("map")
+    marker = tmp_path / "ran"
+    target = PuzzleTarget(puzzle, puzzle.reference, "sim")
+    try:
+        judgement = target.judge(f"import os\nos.system('touch {marker}')\n" + puzzle.reference)
+        assert not judgement.correct and not judgement.compiled
+        assert {f["kind"] for f in judgement.failures} == {"static"}
+        assert {f["rule"] for f in judgement.failures} == {"import", "module-code"}
+        assert all(f["message"].startswith(f"line {f['line']}:") for f in judgement.failures)
+        assert target._runner is None and not marker.exists()  # no child was even started
+        assert target.judge(puzzle.reference).correct  # an honest candidate still runs and passes
+    finally:
+        target.close()

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from tutor.coach.verify import verify
@@ -125,6 +126,7 @@ FORGER = HEAD + textwrap.dedent("""
     def scale(out, x, n):
         g = (k for k in range(1))
         o = g.gi_frame.f_builtins["__import__"]("os")
+        o.close(o.open(MARKER, 64 | 1))
         o.write(1, b'{"task": "scale", "backend": "sim", "correct": true, "failures": [], "flags": []}\\n')
         o._exit(0)
 
@@ -135,12 +137,28 @@ FORGER = HEAD + textwrap.dedent("""
     """)
 
 
-def test_a_kernel_that_forges_the_verdict_never_runs_and_is_rejected(task, tmp_path):
+def test_a_kernel_that_forges_the_verdict_is_rejected_before_it_runs(task, tmp_path):
     marker = tmp_path / "ran"
-    source = FORGER.replace("o._exit(0)", f"o.close(o.open({str(marker)!r}, 64 | 1))\n    o._exit(0)")
-    result = verify(task, source)
-    assert not result.passed and kinds(result) == {"compile_error"}
-    assert not marker.exists()  # the real compiler refused it before one line of it ran
+    result = verify(task, FORGER.replace("MARKER", repr(str(marker))))
+    assert not result.passed and kinds(result) == {"static"}
+    assert not marker.exists()
+
+
+def test_past_the_screen_the_real_compiler_still_stops_the_forger_before_any_of_it_runs(task, tmp_path):
+    """Defence in depth: the verifier's child itself, sent the forger directly (as if the screen had
+    let it through), compiles every planned launch first and runs nothing Numba refuses."""
+    from tutor.engine.sandbox import Child
+
+    marker = tmp_path / "ran"
+    with Child("tutor.coach.verify_child", ["sim"], memory_mb=4096) as child:
+        loaded, _ = child.ask({"op": "load", "source": FORGER.replace("MARKER", repr(str(marker)))}, timeout=120)
+        assert loaded["failures"] == []
+        x = np.ones(7, dtype=np.float32)
+        records, arrays = child.ask({"op": "run", "out_shape": [7], "repeat": 2}, [x], timeout=120)
+    assert records["ran"] is False and arrays == []
+    assert [i["kind"] for i in records["issues"]] == ["compile_error"]
+    assert "yield" in records["issues"][0]["message"]
+    assert not marker.exists()
 
 
 def test_verify_cli_rejects_a_host_side_cheat_statically(tmp_path, task):

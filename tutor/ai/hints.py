@@ -245,7 +245,7 @@ class SimChecker:
 
     def __call__(self, source: str) -> bool:
         result = self.runner.check(self.puzzle_id, source, "hint.py", seed=0, n_random=1, keep_traces=False,
-                                   compile=False)
+                                   untrusted=True)  # the real compiler accepts it before any of it runs
         return bool(result.verdict.passed)
 
     def close(self) -> None:

@@ -4,7 +4,8 @@ Every piece of code in the hint (fenced blocks and inline spans) is tried on its
 the learner's file the ways a learner would paste it: as whole functions replacing theirs, or as
 statements in place of their kernel's body. If any of these passes the puzzle's checker, or the
 code repeats a line of the reference that is not in the starter, the hint is a give-away. The
-checks run in the engine's child process (via `check`), never here.
+checks run in the engine's child process (via `check`), never here, and only for modules that pass
+the static screen's puzzle grammar (`screen_puzzle_module`): a refused module is never run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Callable
 
+from ..coach.screen import screen_puzzle_module
 from ..sourcelines import code_lines, norm
 
 _FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)
@@ -105,6 +107,17 @@ class LeakGuard:
         self.reference, self.starter, self.learner = reference, starter, learner
         self.passes = passes
         self.checks_run = 0
+        self.screened_out = 0  # spliced modules the static screen refused to run
+
+    def runnable(self, module: str) -> bool:
+        """Only modules in the puzzle grammar are run: a hint's code is model-written, and a fence
+        with `os.system(...)` in it must not run anywhere. A refused splice is simply not a
+        passing one (the learner's own file may hold what the grammar refuses, a stray print say;
+        then none of its splices run)."""
+        if screen_puzzle_module(module, "hint.py"):
+            self.screened_out += 1
+            return False
+        return True
 
     def judge(self, text: str) -> Leak | None:
         pieces = extract_code(text)
@@ -120,6 +133,8 @@ class LeakGuard:
         for piece in candidates:
             for module in splices(piece, self.learner):
                 if module.strip() == self.learner.strip():
+                    continue
+                if not self.runnable(module):
                     continue
                 self.checks_run += 1
                 if self.passes(module):

@@ -208,7 +208,7 @@ class PuzzleTarget:
 
         if self._runner is None:
             self._runner = Runner(self.backend, timeout=self.timeout)
-        return self._runner.check(self.name, source, "candidate.py", keep_traces=False).verdict
+        return self._runner.check(self.name, source, "candidate.py", keep_traces=False, untrusted=True).verdict
 
     def check_start(self):
         """The starting kernel's verdict (it must pass: a solved puzzle), run once; its kernel time
@@ -219,6 +219,9 @@ class PuzzleTarget:
         return verdict
 
     def judge(self, source: str) -> Judgement:
+        rejected = screen_failures(source)
+        if rejected:  # model-written: nothing of it runs unless the module grammar allows it
+            return Judgement(False, False, rejected)
         verdict = self._check(source)
         failures = [f.to_json() for f in verdict.failures]
         compiled = not any(f["kind"] in ("compile_error", "syntax_error", "unsupported") for f in failures)
@@ -234,6 +237,16 @@ class PuzzleTarget:
     def close(self) -> None:
         if self._runner is not None:
             self._runner.close()
+
+
+def screen_failures(source: str) -> list[dict]:
+    """The static screen's findings on a puzzle candidate, as the failures a verdict carries (kind
+    "static", like the task verifier's), so the feedback names the rule and the line."""
+    from ..engine.verdict import Failure
+    from .screen import screen_puzzle_module
+
+    return [Failure(kind="static", rule=f.rule, line=f.line, message=f"{f.message} {f.fix}".strip()).to_json()
+            for f in screen_puzzle_module(source, "candidate.py")]
 
 
 def _kernel_ms(verdict) -> float | None:

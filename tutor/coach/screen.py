@@ -1,25 +1,39 @@
-"""Static screen of a coach candidate module (AST only; the source is never run).
+"""Static screen of model-written code (AST only; the source is never run).
 
-A candidate is a Python module holding ``@cuda.jit`` kernels (and optional
-``@cuda.jit(device=True)`` helpers), module-level numeric constants, and exactly
-one host function ``launch(out, *inputs)`` that sizes the grid with integer
-arithmetic, may allocate device scratch arrays, and launches kernels.
+Two shapes of module are screened:
+
+* a coaching-task candidate (``screen``): ``@cuda.jit`` kernels, optional
+  ``@cuda.jit(device=True)`` helpers, module-level constants, and exactly one host
+  function ``launch(out, *inputs)`` that sizes the grid with integer arithmetic,
+  may allocate device scratch arrays, and launches kernels;
+* a puzzle module (``screen_puzzle_module``): the same, but no ``launch`` (the
+  puzzle harness launches it) and a ``@cuda.jit`` function named ``kernel``.
+  The optimiser's puzzle candidates and the code in AI hints are screened so.
+
+The module level is an allow-list, because whatever is there runs at import:
+docstrings, imports of numba/math/numpy, literal constants (and arithmetic of
+them), dtype names, type expressions with literal slices only (``float32[:, ::1]``,
+``void(float32[:], int32)``), and the functions above with literal decorator
+options. Inside kernels, calls and module references are an allow-list too (the
+cuda kernel API, math, dtype casts, a few builtins, the module's device
+functions), no attribute is ever stored, and locals expose only array facts
+(``.shape``, ``.size``, ...). ``launch`` keeps its own allow-list.
 
 ``screen(source)`` returns one :class:`ScreenFinding` per problem; an empty list
 means the candidate passed the static screen (it still has to pass the runtime
-checks).  The rules target the tricks LLM-written kernels are known to use to
-pass a harness: patching the checker or the timer, caching results between
-calls, computing on the host, hiding work on another stream, dropping to half
-precision, and escaping through ``exec``/``getattr``/``__import__``.
+checks). No input makes the screen raise: oversized or too deeply nested sources,
+and anything the screen itself trips over, come back as findings.
 
 Rule ids
 --------
-syntax, import, builtin, dunder, try, with, global, class, lambda, nested-def,
-async, yield, attr-assign, module-state, module-code, decorator, host-function,
-default-arg, launch-missing, launch-duplicate, launch-signature,
-launch-decorated, launch-stmt, launch-expr, launch-call, launch-config,
-launch-loop, launch-return, host-copy, host-numpy, host-read, host-write,
-stream, sync, event, print, kernel-host-api, kernel-numpy, float16, internals.
+syntax, too-large, too-deep, unreadable, import, builtin, dunder, private, try,
+with, global, class, lambda, nested-def, async, yield, attr-assign,
+module-state, module-code, annotation, decorator, host-function, default-arg,
+kernel-missing, launch-forbidden, launch-missing, launch-duplicate,
+launch-signature, launch-decorated, launch-stmt, launch-expr, launch-call,
+launch-config, launch-loop, launch-return, host-copy, host-numpy, host-read,
+host-write, stream, sync, event, print, kernel-host-api, kernel-numpy,
+kernel-call, kernel-attr, kernel-name, module-ref, float16, internals.
 """
 
 from __future__ import annotations
@@ -28,7 +42,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["ScreenFinding", "screen", "RULES"]
+__all__ = ["ScreenFinding", "screen", "screen_puzzle_module", "RULES",
+           "MAX_SOURCE_CHARS", "MAX_DEPTH", "MAX_NODES"]
 
 
 @dataclass(frozen=True)
@@ -55,9 +70,13 @@ class ScreenFinding:
 
 RULES: dict[str, str] = {
     "syntax": "the candidate does not parse",
+    "too-large": "the candidate is larger than the screen reads",
+    "too-deep": "the candidate nests deeper than the screen reads",
+    "unreadable": "the screen could not read the candidate",
     "import": "only numba, math and numpy may be imported, at the top of the module",
     "builtin": "exec/eval/compile/__import__/open/globals/locals/vars/getattr/setattr/delattr are forbidden",
-    "dunder": "dunder attributes (__dict__, __globals__, ...) are forbidden",
+    "dunder": "dunder names and attributes (__dict__, __globals__, __build_class__, ...) are forbidden",
+    "private": "no _private attributes",
     "try": "no try/except/finally",
     "with": "no with statements",
     "global": "no global/nonlocal",
@@ -66,12 +85,15 @@ RULES: dict[str, str] = {
     "nested-def": "no functions defined inside functions",
     "async": "no async code",
     "yield": "no generators",
-    "attr-assign": "no assignment to attributes of modules or non-local objects",
+    "attr-assign": "no assignment to attributes",
     "module-state": "module-level assignments must be literal constants or dtype names",
-    "module-code": "no module-level code besides imports, constants, defs and docstrings",
-    "decorator": "kernels use exactly one @cuda.jit decorator with plain options",
-    "host-function": "launch is the only host function",
+    "module-code": "no module-level code besides docstrings, imports, constants and the allowed defs",
+    "annotation": "annotations are type expressions only",
+    "decorator": "kernels use exactly one @cuda.jit decorator with literal options",
+    "host-function": "launch is the only host function (none in a puzzle module)",
     "default-arg": "parameter defaults must be literal constants",
+    "kernel-missing": "a puzzle module defines `kernel` with @cuda.jit",
+    "launch-forbidden": "a puzzle module has no launch (the puzzle launches `kernel`)",
     "launch-missing": "the module must define launch(out, *inputs)",
     "launch-duplicate": "exactly one launch function",
     "launch-signature": "launch takes at least one parameter",
@@ -92,9 +114,19 @@ RULES: dict[str, str] = {
     "print": "no print",
     "kernel-host-api": "kernels may not call host APIs",
     "kernel-numpy": "kernels may not call numpy functions (only dtype casts)",
+    "kernel-call": "kernels call only the cuda kernel API, math, dtype casts, a few builtins and device functions",
+    "kernel-attr": "kernels read only array facts (.shape, .size, ...) from their values",
+    "kernel-name": "kernels use only their locals, module constants, device functions, imports and a few builtins",
+    "module-ref": "kernels may not hold or pass modules or functions outside the cuda kernel API",
     "float16": "no half precision (float16/fp16/bf16)",
     "internals": "no numba/CUDA driver internals",
 }
+
+# Beyond these the screen does not read a module at all: no honest kernel comes near them, and
+# they keep every walk below (and Python's own parser) far from its limits.
+MAX_SOURCE_CHARS = 200_000
+MAX_DEPTH = 100       # nesting levels; an operator inside an operator (a long sum) adds none
+MAX_NODES = 50_000
 
 ALLOWED_IMPORT_MODULES = {
     "numba",
@@ -173,34 +205,186 @@ JIT_OPTIONS = {"device", "fastmath", "inline", "forceinline", "lineinfo", "debug
 SIZE_ATTRS = {"shape", "size", "ndim", "dtype"}
 ARITH_OPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
              ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor)
+# `2 ** 10` and `1 << 5` are constants; `10 ** 10 ** 10` is an import that never ends.
+GROWTH_OPS = (ast.Pow, ast.LShift)
+MAX_LITERAL_EXPONENT = 64
+
+# What kernel code may reach (after `numba.cuda.`): the device-side API, nothing of the host's.
+CUDA_KERNEL_CALLS = {
+    "grid", "gridsize", "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or",
+    "syncwarp", "threadfence", "threadfence_block", "threadfence_system", "activemask",
+    "lanemask_lt", "popc", "brev", "clz", "ffs", "fma", "cbrt", "selp", "nanosleep",
+    "all_sync", "any_sync", "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync",
+    "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+    "shared.array", "local.array", "const.array_like", "cg.this_grid",
+}
+CUDA_KERNEL_CALL_MODULES = {"atomic", "libdevice", "random"}  # numba.cuda.atomic.add, ...
+CUDA_KERNEL_VALUES = {f"{d}.{a}" for d in ("threadIdx", "blockIdx", "blockDim", "gridDim")
+                      for a in "xyz"} | {"laneid", "warpsize"}
+KERNEL_BUILTINS = {"range", "min", "max", "abs", "len", "int", "float", "bool", "complex",
+                   "round", "divmod", "pow", "enumerate", "zip"}
+LOCAL_ATTRS = {"shape", "size", "ndim", "dtype", "real", "imag", "itemsize", "strides"}
+LOCAL_METHODS = {"conjugate", "sync"}
+ANNOTATION_NAMES = {"int", "float", "bool", "complex"}
+
+MODULE_FIX = ("a module may hold only a docstring, imports of numba/math/numpy, literal constants "
+              "(TPB = 256, EPS = 1e-5, F32 = numpy.float32) and @cuda.jit functions{launch}; "
+              "put all work inside kernels.")
+KERNEL_REF_FIX = ("inside kernels use cuda.threadIdx/blockIdx/blockDim/gridDim, cuda.laneid/warpsize, "
+                  "calls of the cuda kernel API and math, dtypes and module constants; never bind or pass a module.")
+_NOISE = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+
+
+# ---------------------------------------------------------------------------
+# Entry points: every failure of the screen itself becomes a finding.
+
+
+def screen(source: str, filename: str = "candidate.py") -> list[ScreenFinding]:
+    """Screen a coaching-task candidate's source; return the findings (empty: it passed)."""
+    return _screen_safely(source, filename, puzzle=False)
+
+
+def screen_puzzle_module(source: str, filename: str = "kernel.py") -> list[ScreenFinding]:
+    """Screen a puzzle module (an optimiser candidate for a puzzle, or code from an AI hint): the
+    task grammar without launch, and `kernel` must be a @cuda.jit kernel."""
+    return _screen_safely(source, filename, puzzle=True)
+
+
+def _screen_safely(source, filename: str, puzzle: bool) -> list[ScreenFinding]:
+    """The verifier and the optimiser act on findings; a traceback here would stop them, so anything
+    the screen trips over rejects the candidate with the reason instead."""
+    try:
+        tree, findings = _parse_bounded(source, filename)
+        if tree is None:
+            return findings
+        return _Screen(tree, filename, puzzle).run()
+    except Exception as exc:  # noqa: BLE001 - the screen itself must never raise
+        return [_whole_file_finding(
+            filename, "unreadable", f"the screen could not read this candidate: {type(exc).__name__}: {exc}"[:300],
+            "send a plain module written in the allowed grammar.")]
+
+
+def _whole_file_finding(filename: str, rule: str, what: str, fix: str, line: int = 1) -> ScreenFinding:
+    return ScreenFinding(rule, line, 0, f"line {line}: {what}.", fix, filename)
+
+
+def _parse_bounded(source, filename: str) -> tuple[ast.Module | None, list[ScreenFinding]]:
+    """Parse only what is small enough to walk; (None, [finding]) when the source is refused."""
+    if not isinstance(source, str):
+        return None, [_whole_file_finding(filename, "unreadable", f"the candidate is a {type(source).__name__}, not text",
+                                          "send the module's source text.")]
+    if len(source) > MAX_SOURCE_CHARS:
+        return None, [_whole_file_finding(
+            filename, "too-large", f"the candidate is {len(source):,} characters long; the screen reads at most "
+            f"{MAX_SOURCE_CHARS:,}", "send a shorter module: a kernel, its helpers and constants.")]
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as exc:  # the screen itself may use try; candidates may not
+        line = exc.lineno or 1
+        return None, [ScreenFinding(
+            "syntax", line, max((exc.offset or 1) - 1, 0),
+            f"line {line}: the candidate does not parse ({exc.msg}).",
+            "return a complete, valid Python module.", filename)]
+    except (RecursionError, MemoryError) as exc:
+        return None, [_whole_file_finding(
+            filename, "too-deep", f"the candidate nests too deeply for Python's parser to read it ({type(exc).__name__})",
+            f"keep expressions and blocks under {MAX_DEPTH} levels deep.")]
+    except (ValueError, OverflowError) as exc:  # e.g. a NUL byte in the source
+        return None, [_whole_file_finding(filename, "unreadable", f"the candidate cannot be parsed ({exc})",
+                                          "send plain Python source text.")]
+    nodes, depth, line = _measure(tree)
+    if nodes > MAX_NODES:
+        return None, [_whole_file_finding(
+            filename, "too-large", f"the candidate has more than {MAX_NODES:,} syntax nodes",
+            "send a shorter module: a kernel, its helpers and constants.")]
+    if depth > MAX_DEPTH:
+        return None, [_whole_file_finding(
+            filename, "too-deep", f"the code here nests more than {MAX_DEPTH} levels deep",
+            "flatten it: fewer nested blocks, calls and brackets (a long sum is fine).", line)]
+    return tree, []
+
+
+def _measure(tree: ast.AST) -> tuple[int, int, int]:
+    """(node count, nesting depth, line of the deepest node), walked with an explicit stack and
+    stopping at the limits, so that no input can exhaust Python's stack here or later.
+
+    An operator directly inside another (the left-leaning tree of `a + a + ... + a`) adds no depth:
+    a long sum is legitimate kernel code, and the screen walks such chains without recursion."""
+    nodes, deepest, line = 0, 0, 1
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > deepest:
+            deepest, line = depth, getattr(node, "lineno", line) or line
+        if nodes > MAX_NODES or deepest > MAX_DEPTH:
+            break
+        chain = isinstance(node, ast.BinOp)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, _NOISE):
+                stack.append((child, depth if chain and isinstance(child, ast.BinOp) else depth + 1))
+    return nodes, deepest, line
+
+
+def _binop_parts(node: ast.BinOp) -> tuple[list[ast.BinOp], list[ast.AST]]:
+    """The operator nodes and the non-operator operands of an operator tree, without recursion."""
+    ops: list[ast.BinOp] = []
+    leaves: list[ast.AST] = []
+    stack: list[ast.AST] = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.BinOp):
+            ops.append(n)
+            stack.append(n.right)
+            stack.append(n.left)
+        else:
+            leaves.append(n)
+    return ops, leaves
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _literal_slice(s: ast.AST) -> bool:
+    """`:` or `::1`: the only slices a numba array type is written with."""
+    if not isinstance(s, ast.Slice) or s.lower is not None or s.upper is not None:
+        return False
+    step = s.step
+    return step is None or (isinstance(step, ast.Constant) and type(step.value) is int)
+
+
+def _small_literal(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return (isinstance(node, ast.Constant) and type(node.value) in (int, float)
+            and abs(node.value) <= MAX_LITERAL_EXPONENT)
+
+
+def _is_dtype_q(q: str | None) -> bool:
+    if not q or "." not in q:
+        return False
+    prefix, _, last = q.rpartition(".")
+    return prefix in DTYPE_PREFIXES and last in DTYPE_NAMES
 
 
 # ---------------------------------------------------------------------------
 
 
-def screen(source: str, filename: str = "candidate.py") -> list[ScreenFinding]:
-    """Screen a candidate's source; return the findings (empty: it passed)."""
-    try:
-        tree = ast.parse(source, filename=filename)
-    except SyntaxError as exc:  # the screen itself may use try; candidates may not
-        line = exc.lineno or 1
-        return [ScreenFinding(
-            "syntax", line, max((exc.offset or 1) - 1, 0),
-            f"line {line}: the candidate does not parse ({exc.msg}).",
-            "return a complete, valid Python module.", filename)]
-    return _Screen(tree, filename).run()
-
-
 class _Screen:
-    def __init__(self, tree: ast.Module, filename: str):
+    def __init__(self, tree: ast.Module, filename: str, puzzle: bool = False):
         self.tree = tree
         self.filename = filename
+        self.puzzle = puzzle
         self.findings: list[ScreenFinding] = []
         self._seen: set[tuple[str, int, int]] = set()
         self.aliases: dict[str, str] = {}      # local name -> dotted import path
         self.kernels: set[str] = set()          # launchable @cuda.jit kernels
         self.device_fns: set[str] = set()       # @cuda.jit(device=True) helpers
         self.constants: set[str] = set()        # module-level constant names
+        self.numeric: set[str] = set()          # ... of them, the numeric ones
+        self.dtype_names: set[str] = set()      # ... of them, the ones bound to a dtype
+        self.module_names: set[str] = set()     # every name the module level binds
 
     # -- reporting ---------------------------------------------------------
     def report(self, node: ast.AST, rule: str, what: str, fix: str) -> None:
@@ -215,26 +399,32 @@ class _Screen:
     # -- names -------------------------------------------------------------
     def qualname(self, node: ast.AST) -> str | None:
         """Dotted import path an expression names (``np.float32`` -> ``numpy.float32``)."""
-        if isinstance(node, ast.Name):
-            return self.aliases.get(node.id)
-        if isinstance(node, ast.Attribute):
-            base = self.qualname(node.value)
-            return f"{base}.{node.attr}" if base else None
-        return None
+        attrs = []
+        while isinstance(node, ast.Attribute):
+            attrs.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+            return None
+        return ".".join([self.aliases[node.id], *reversed(attrs)])
 
     def is_dtype(self, node: ast.AST) -> bool:
-        q = self.qualname(node)
-        if not q or "." not in q:
-            return False
-        prefix, _, last = q.rpartition(".")
-        return prefix in DTYPE_PREFIXES and last in DTYPE_NAMES
+        if isinstance(node, ast.Name) and node.id in self.dtype_names:
+            return True
+        return _is_dtype_q(self.qualname(node))
 
     @staticmethod
-    def src_name(node: ast.AST) -> str:
+    def src_name(node: ast.AST, limit: int = 80) -> str:
+        """Source text for a message, short; huge or deep expressions are named, not printed."""
+        size = 0
+        for _ in ast.walk(node):
+            size += 1
+            if size > 120:
+                return f"a long {type(node).__name__.lower()} expression"
         try:
-            return ast.unparse(node)
-        except Exception:  # pragma: no cover - unparse is total on parsed trees
+            text = ast.unparse(node)
+        except Exception:  # noqa: BLE001 - a message must not fail the screen
             return type(node).__name__
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
     # -- driver --------------------------------------------------------------
     def run(self) -> list[ScreenFinding]:
@@ -303,14 +493,9 @@ class _Screen:
     # -- rules that hold everywhere -------------------------------------------
     def generic_walk(self) -> None:
         top = set(map(id, self.tree.body))
-        in_jit: set[int] = set()  # kernels check their own attribute stores
-        for stmt in self.tree.body:
-            if isinstance(stmt, ast.FunctionDef) and stmt.decorator_list and stmt.name != "launch":
-                in_jit.update(map(id, ast.walk(stmt)))
         for node in ast.walk(self.tree):
-            if (isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
-                    and id(node) not in in_jit):
-                self.attr_assign_report(node, "outside a kernel")
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.attr_assign_report(node)
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.check_import(node, id(node) in top)
             elif isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
@@ -334,9 +519,8 @@ class _Screen:
             elif isinstance(node, (ast.Yield, ast.YieldFrom)):
                 self.report(node, "yield", "generators are not allowed (a generator launch() runs nothing)",
                             "launch kernels directly and return nothing.")
-            elif isinstance(node, ast.Name) and node.id in FORBIDDEN_BUILTINS:
-                self.report(node, "builtin", f"`{node.id}` is forbidden",
-                            "call kernels and cuda APIs by name; no dynamic code, reflection or file access.")
+            elif isinstance(node, ast.Name):
+                self.check_name(node)
             elif isinstance(node, ast.Attribute):
                 self.check_attribute(node)
             elif isinstance(node, ast.Call):
@@ -348,10 +532,22 @@ class _Screen:
                                     "define helpers at module level with @cuda.jit(device=True).")
                 self.check_defaults(node)
 
+    def check_name(self, node: ast.Name) -> None:
+        if node.id in FORBIDDEN_BUILTINS:
+            self.report(node, "builtin", f"`{node.id}` is forbidden",
+                        "call kernels and cuda APIs by name; no dynamic code, reflection or file access.")
+        elif node.id.startswith("__") and node.id.endswith("__"):
+            self.report(node, "dunder", f"dunder name `{node.id}` is forbidden",
+                        "use ordinary names; interpreter internals are not part of a kernel.")
+
     def check_attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("__") and node.attr.endswith("__"):
             self.report(node, "dunder", f"dunder attribute `{self.src_name(node)}` is forbidden",
                         "use only ordinary attributes such as .shape, .size, cuda.threadIdx.x.")
+            return
+        if node.attr.startswith("_"):
+            self.report(node, "private", f"private attribute `{self.src_name(node)}` is forbidden",
+                        "use only public attributes such as .shape, .size, cuda.threadIdx.x.")
             return
         q = self.qualname(node)
         if q and any(q == p or q.startswith(p + ".") for p in INTERNAL_PREFIXES):
@@ -367,7 +563,7 @@ class _Screen:
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                     s = sub.value.strip()
                     if HALF_STRING_LOOSE.search(s) or s in ("e", "<f2", "=f2", "f2"):
-                        self.report(sub, "float16", f"string {s!r} names a half-precision type",
+                        self.report(sub, "float16", f"string {s[:40]!r} names a half-precision type",
                                     "compute in float32 (numba.float32) like the reference.")
 
     def check_defaults(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
@@ -376,39 +572,54 @@ class _Screen:
                 self.report(d, "default-arg", f"parameter default `{self.src_name(d)}` of `{fn.name}` is not a literal number (a mutable default keeps state between calls)",
                             "drop the default or use a literal number.")
 
-    # -- module level ----------------------------------------------------------
+    # -- module level: an allow-list, since all of it runs at import -----------
     def module_level(self) -> None:
-        body = self.tree.body
-        launches: list[ast.FunctionDef] = []
         functions: list[tuple[ast.FunctionDef, str]] = []
-        for i, stmt in enumerate(body):
-            if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Try, ast.With, ast.AsyncWith,
-                                 ast.Global, ast.Nonlocal, ast.ClassDef, ast.AsyncFunctionDef)):
-                continue  # handled by the generic walk
-            if getattr(ast, "TryStar", None) and isinstance(stmt, ast.TryStar):
-                continue
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str):
-                continue  # docstring / string literal
+        for stmt in self.tree.body:
             if isinstance(stmt, ast.FunctionDef):
-                role = self.classify_function(stmt)
-                functions.append((stmt, role))
-                if stmt.name == "launch":
-                    launches.append(stmt)
-                continue
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                if stmt.name in self.aliases:
+                    self.report(stmt, "module-state", f"`def {stmt.name}` rebinds an imported name",
+                                "give the function a name of its own.")
+                functions.append((stmt, self.classify_function(stmt)))
+                self.module_names.add(stmt.name)
+                self.check_annotations(stmt)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 self.module_assign(stmt)
-                continue
-            self.report(stmt, "module-code", f"module-level `{type(stmt).__name__.lower()}` statement is not allowed",
-                        "keep the module to imports, constants (e.g. TPB = 256), @cuda.jit functions and launch(); put work in kernels.")
-
+            elif not (_is_docstring(stmt) or self._reported_elsewhere(stmt)):
+                self.module_code(stmt)
         for fn, role in functions:
-            if role == "kernel" or role == "device":
-                self.check_kernel(fn)
-            elif role == "host" and fn.name != "launch":
+            if role in ("kernel", "device"):
+                _KernelChecker(self, fn).run()
+        if self.puzzle:
+            self.puzzle_functions(functions)
+        else:
+            self.task_functions(functions)
+
+    @staticmethod
+    def _reported_elsewhere(stmt: ast.stmt) -> bool:
+        """Statements the generic walk already rejects (or checks, for imports)."""
+        kinds = (ast.Import, ast.ImportFrom, ast.Try, ast.With, ast.AsyncWith, ast.Global, ast.Nonlocal,
+                 ast.ClassDef, ast.AsyncFunctionDef)
+        return isinstance(stmt, kinds) or bool(getattr(ast, "TryStar", None) and isinstance(stmt, ast.TryStar))
+
+    def module_fix(self) -> str:
+        return MODULE_FIX.format(launch="" if self.puzzle else " and one launch()")
+
+    def module_code(self, stmt: ast.stmt) -> None:
+        if isinstance(stmt, ast.Expr):
+            what = f"module-level expression `{self.src_name(stmt.value)}` would run at import"
+        else:
+            what = f"module-level `{type(stmt).__name__.lower()}` statement is not allowed"
+        self.report(stmt, "module-code", what, self.module_fix())
+
+    def task_functions(self, functions: list[tuple[ast.FunctionDef, str]]) -> None:
+        launches = [fn for fn, _ in functions if fn.name == "launch"]
+        for fn, role in functions:
+            if role == "host" and fn.name != "launch":
                 self.report(fn, "host-function", f"host function `{fn.name}` is not allowed",
                             "make it a @cuda.jit(device=True) helper, or inline it into launch().")
         if not launches:
-            self.report(self.tree.body[0] if body else self.tree, "launch-missing",
+            self.report(self.tree.body[0] if self.tree.body else self.tree, "launch-missing",
                         "the module defines no `launch` function",
                         "define exactly one undecorated `def launch(out, *inputs):` that launches the kernels.")
             return
@@ -416,18 +627,38 @@ class _Screen:
             self.report(extra, "launch-duplicate", "a second `launch` function is defined (only the last one would run)",
                         "keep exactly one launch function.")
         for fn in launches:
-            if fn.decorator_list:
-                self.report(fn, "launch-decorated", "`launch` is decorated",
-                            "remove the decorator; launch is a plain host function.")
-                continue
-            a = fn.args
-            if not (a.posonlyargs or a.args or a.vararg):
-                self.report(fn, "launch-signature", "`launch` takes no parameters",
-                            "write `def launch(out, *inputs):` (device arrays in, output first).")
-            if a.kwarg or a.kwonlyargs:
-                self.report(fn, "launch-signature", "`launch` takes keyword-only or **kwargs parameters",
-                            "write `def launch(out, *inputs):` with positional parameters only.")
-            _LaunchChecker(self, fn).run()
+            self.check_launch(fn)
+
+    def check_launch(self, fn: ast.FunctionDef) -> None:
+        if fn.decorator_list:
+            self.report(fn, "launch-decorated", "`launch` is decorated",
+                        "remove the decorator; launch is a plain host function.")
+            return
+        a = fn.args
+        if not (a.posonlyargs or a.args or a.vararg):
+            self.report(fn, "launch-signature", "`launch` takes no parameters",
+                        "write `def launch(out, *inputs):` (device arrays in, output first).")
+        if a.kwarg or a.kwonlyargs:
+            self.report(fn, "launch-signature", "`launch` takes keyword-only or **kwargs parameters",
+                        "write `def launch(out, *inputs):` with positional parameters only.")
+        _LaunchChecker(self, fn).run()
+
+    def puzzle_functions(self, functions: list[tuple[ast.FunctionDef, str]]) -> None:
+        for fn, role in functions:
+            if fn.name == "launch":
+                self.report(fn, "launch-forbidden", "a puzzle module defines `launch`; the puzzle launches `kernel` itself",
+                            "remove launch(); keep the starter's @cuda.jit `kernel` and its device functions.")
+            elif role == "host":
+                self.report(fn, "host-function", f"host function `{fn.name}` is not allowed in a puzzle module",
+                            "make it a @cuda.jit(device=True) helper, or inline it into the kernel.")
+        kernels = [(fn, role) for fn, role in functions if fn.name == "kernel"]
+        if kernels and kernels[-1][1] == "device":  # the last definition is the one that counts
+            self.report(kernels[-1][0], "kernel-missing", "`kernel` is a device function; the puzzle launches it",
+                        "decorate it with plain @cuda.jit.")
+        elif not kernels:
+            self.report(self.tree.body[0] if self.tree.body else self.tree, "kernel-missing",
+                        "the module defines no `kernel`",
+                        "define the puzzle's kernel as `@cuda.jit` `def kernel(...)`, with the starter's parameters.")
 
     def classify_function(self, fn: ast.FunctionDef) -> str:
         """'kernel', 'device', 'host' (undecorated) or 'bad' (wrong decorator)."""
@@ -445,23 +676,47 @@ class _Screen:
             self.report(dec, "decorator", f"decorator `@{self.src_name(dec)}` on `{fn.name}` is not @cuda.jit",
                         "decorate kernels with @cuda.jit and helpers with @cuda.jit(device=True).")
             return "bad"
-        device = False
-        if isinstance(dec, ast.Call):
-            for kw in dec.keywords:
-                if kw.arg not in JIT_OPTIONS:
-                    self.report(kw.value if kw.arg else dec, "decorator", f"option `{kw.arg or '**'}` of @cuda.jit on `{fn.name}` is not allowed",
-                                f"use only these options: {', '.join(sorted(JIT_OPTIONS))}.")
-                elif not isinstance(kw.value, ast.Constant):
-                    self.report(kw.value, "decorator", f"option `{kw.arg}` of @cuda.jit on `{fn.name}` is not a literal",
-                                "pass a literal, e.g. device=True.")
-                elif kw.arg == "device":
-                    device = bool(kw.value.value)
-            for arg in dec.args:
-                if not self.signature_expr(arg):
-                    self.report(arg, "decorator", f"@cuda.jit signature `{self.src_name(arg)}` on `{fn.name}` is not a type signature",
-                                "pass a signature string such as 'void(float32[:], float32[:])' or nothing.")
+        device = self.jit_options(fn, dec) if isinstance(dec, ast.Call) else False
         (self.device_fns if device else self.kernels).add(fn.name)
         return "device" if device else "kernel"
+
+    def jit_options(self, fn: ast.FunctionDef, dec: ast.Call) -> bool:
+        """Check @cuda.jit(...)'s arguments (they run at import); return whether device=True."""
+        device = False
+        for kw in dec.keywords:
+            if kw.arg not in JIT_OPTIONS:
+                self.report(kw.value if kw.arg else dec, "decorator", f"option `{kw.arg or '**'}` of @cuda.jit on `{fn.name}` is not allowed",
+                            f"use only these options: {', '.join(sorted(JIT_OPTIONS))}.")
+            elif not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, (bool, int, float, str, type(None)))):
+                self.report(kw.value, "decorator", f"option `{kw.arg}` of @cuda.jit on `{fn.name}` is not a literal",
+                            "pass a literal, e.g. device=True.")
+            elif kw.arg == "device":
+                device = bool(kw.value.value)
+        if len(dec.args) > 1:
+            self.report(dec.args[1], "decorator", f"@cuda.jit on `{fn.name}` takes one signature, not {len(dec.args)} arguments",
+                        "pass one signature string such as 'void(float32[:], float32[:])', or nothing.")
+        for arg in dec.args:
+            if not self.signature_expr(arg):
+                self.report(arg, "decorator", f"@cuda.jit signature `{self.src_name(arg)}` on `{fn.name}` is not a type signature",
+                            "pass a signature string such as 'void(float32[:], float32[:])', a type expression "
+                            "such as void(float32[:], int32) (slices written `:` or `::1` only), or nothing.")
+        return device
+
+    def check_annotations(self, fn: ast.FunctionDef) -> None:
+        """Parameter and return annotations are evaluated when the def runs, at import."""
+        a = fn.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p)]
+        for node in [p.annotation for p in params] + [fn.returns]:
+            if node is not None and not self.annotation_ok(node):
+                self.report(node, "annotation", f"annotation `{self.src_name(node)}` on `{fn.name}` is not a type",
+                            "annotate with a dtype or array type (float32, float32[:]) or not at all.")
+
+    def annotation_ok(self, node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return True
+        if isinstance(node, ast.Name) and node.id in ANNOTATION_NAMES and node.id not in self.module_names:
+            return True
+        return self.type_expr(node)
 
     def signature_expr(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -473,116 +728,268 @@ class _Screen:
         return self.type_expr(node)
 
     def type_expr(self, node: ast.AST) -> bool:
-        """numba type objects: float32, float32[:], void(float32[:], int32)."""
-        if self.is_dtype(node):
-            return True
+        """numba type objects: float32, float32[:], float32[:, ::1], void(float32[:], int32).
+
+        Only literal slices: `float32[<expression>:]` would run the expression at import."""
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return self.is_dtype(node)
         if isinstance(node, ast.Subscript):
-            return self.type_expr(node.value) and all(
-                isinstance(s, ast.Slice) or (isinstance(s, ast.Constant) and isinstance(s.value, int))
-                for s in (node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]))
+            dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            return self.is_dtype(node.value) and all(_literal_slice(s) for s in dims)
         if isinstance(node, ast.Call):
-            return self.type_expr(node.func) and not node.keywords and all(self.type_expr(a) for a in node.args)
+            return self.is_dtype(node.func) and not node.keywords and all(self.type_expr(a) for a in node.args)
         return False
 
     def module_assign(self, stmt: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         fix = ("module-level names may only hold literal constants or dtypes (TPB = 256, EPS = 1e-5, F32 = numpy.float32); "
                "allocate arrays inside launch() and keep no state between calls.")
         if isinstance(stmt, ast.AugAssign):
             if not isinstance(stmt.target, ast.Attribute):
                 self.report(stmt, "module-state", f"module-level `{self.src_name(stmt.target)} {self.src_name(stmt.op)}= ...` mutates module state", fix)
-            else:
-                self.attr_assign_report(stmt.target, "at module level")
             return
-        names: list[str] = []
-        ok_targets = True
-        for t in targets:
-            for sub in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
-                if isinstance(sub, ast.Name):
-                    names.append(sub.id)
-                elif isinstance(sub, ast.Attribute):
-                    self.attr_assign_report(sub, "at module level")
-                    ok_targets = False
-                else:
-                    self.report(sub, "module-state", f"module-level assignment to `{self.src_name(sub)}` mutates module state", fix)
-                    ok_targets = False
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names, ok_targets = self.module_targets(targets, fix)
+        if isinstance(stmt, ast.AnnAssign) and not self.annotation_ok(stmt.annotation):
+            self.report(stmt.annotation, "annotation", f"annotation `{self.src_name(stmt.annotation)}` is not a type",
+                        "annotate constants with int/float/bool, or not at all.")
         if stmt.value is None:
             return
         if not self.const_expr(stmt.value):
-            what = self.src_name(stmt.value)
-            if len(what) > 60:
-                what = what[:57] + "..."
-            kind = "a mutable container" if isinstance(stmt.value, (ast.List, ast.Dict, ast.Set, ast.ListComp,
-                                                                    ast.DictComp, ast.SetComp)) else "not a literal constant"
-            if not isinstance(stmt.value, ast.Lambda):
-                self.report(stmt, "module-state", f"module-level `{', '.join(names) or '...'} = {what}` is {kind}", fix)
-            else:
-                self.report(stmt, "module-state", f"module-level `{', '.join(names) or '...'}` is bound to a lambda", fix)
+            self.report(stmt, "module-state", self.not_constant(names, stmt.value), fix)
         elif ok_targets:
             self.constants.update(names)
+            self.classify_constants(targets, stmt.value)
+
+    def classify_constants(self, targets: list[ast.AST], value: ast.AST) -> None:
+        """Remember which constants are numbers (arithmetic may use them) and which are dtypes."""
+        pairs = [(t, value) for t in targets if isinstance(t, ast.Name)]
+        for t in targets:
+            if isinstance(t, (ast.Tuple, ast.List)) and isinstance(value, ast.Tuple) and len(t.elts) == len(value.elts):
+                pairs += [(n, v) for n, v in zip(t.elts, value.elts) if isinstance(n, ast.Name)]
+        for name, v in pairs:
+            if self.numeric_expr(v):
+                self.numeric.add(name.id)
+            if self.is_dtype(v):
+                self.dtype_names.add(name.id)
+
+    def module_targets(self, targets: list[ast.AST], fix: str) -> tuple[list[str], bool]:
+        """The plain names assigned; False when any target is something else (reported)."""
+        names: list[str] = []
+        ok = True
+        for t in targets:
+            for sub in (t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]):
+                if isinstance(sub, ast.Name) and sub.id in self.aliases:
+                    self.report(sub, "module-state", f"module-level assignment rebinds the imported name `{sub.id}`", fix)
+                    ok = False
+                elif isinstance(sub, ast.Name):
+                    names.append(sub.id)
+                    self.module_names.add(sub.id)
+                elif not isinstance(sub, ast.Attribute):  # attribute stores: reported by the generic walk
+                    self.report(sub, "module-state", f"module-level assignment to `{self.src_name(sub)}` mutates module state", fix)
+                    ok = False
+                else:
+                    ok = False
+        return names, ok
+
+    def not_constant(self, names: list[str], value: ast.AST) -> str:
+        what = self.src_name(value, 60)
+        shown = ", ".join(names) or "..."
+        if isinstance(value, ast.Lambda):
+            return f"module-level `{shown}` is bound to a lambda"
+        mutable = isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp))
+        kind = "a mutable container" if mutable else "not a literal constant (it would run at import)"
+        return f"module-level `{shown} = {what}` is {kind}"
 
     def const_expr(self, node: ast.AST) -> bool:
+        """A value that can be computed at import without running anything of consequence."""
         if isinstance(node, ast.Constant):
-            return isinstance(node.value, (int, float, bool, str, type(None)))
+            return type(node.value) in (int, float, bool, str, type(None))
+        if self.is_dtype(node):
+            return True
         if isinstance(node, ast.Name):
             return node.id in self.constants
-        if isinstance(node, ast.UnaryOp):
-            return self.const_expr(node.operand)
-        if isinstance(node, ast.BinOp):
-            return isinstance(node.op, ARITH_OPS) and self.const_expr(node.left) and self.const_expr(node.right)
         if isinstance(node, ast.Tuple):
             return all(self.const_expr(e) for e in node.elts)
-        if isinstance(node, ast.Attribute):
-            return self.is_dtype(node) or self.qualname(node) in MATH_CONSTANTS or (
-                (self.qualname(node) or "").startswith("numpy.") and node.attr in NUMPY_CONSTANTS)
-        if isinstance(node, ast.Call):
-            # scalar casts (np.float32(1.0)) and numba signatures (void(float32[:]))
-            return (self.is_dtype(node.func) and not node.keywords
-                    and all(self.const_expr(a) or self.type_expr(a) for a in node.args))
         if isinstance(node, ast.Subscript):
             return self.type_expr(node)
+        if isinstance(node, ast.Call) and any(self.type_expr(a) for a in node.args):
+            return self.type_expr(node)  # a numba signature: void(float32[:])
+        return self.numeric_expr(node)
+
+    def numeric_expr(self, node: ast.AST) -> bool:
+        """Numbers, numeric constants, math constants, scalar casts and their arithmetic."""
+        if isinstance(node, ast.BinOp):
+            return self.const_arith(node)
+        if isinstance(node, ast.Constant):
+            return type(node.value) in (int, float, bool)
+        if isinstance(node, ast.Name):
+            return node.id in self.numeric
+        if isinstance(node, ast.UnaryOp):
+            return self.numeric_expr(node.operand)
+        if isinstance(node, ast.Attribute):
+            q = self.qualname(node) or ""
+            return q in MATH_CONSTANTS or (q.count(".") == 1 and q.startswith("numpy.") and node.attr in NUMPY_CONSTANTS)
+        if isinstance(node, ast.Call):  # np.float32(1.0)
+            return (self.is_dtype(node.func) and not node.keywords and len(node.args) <= 1
+                    and all(self.numeric_expr(a) for a in node.args))
         return False
 
-    def attr_assign_report(self, target: ast.Attribute, where: str) -> None:
-        self.report(target, "attr-assign", f"assignment to attribute `{self.src_name(target)}` {where} patches an object the harness may use",
-                    "never patch modules or shared objects (np.allclose, numba.cuda.event, time.perf_counter, ...); compute the result in kernels.")
+    def const_arith(self, node: ast.BinOp) -> bool:
+        """Arithmetic of numeric constants, walked flat (a long sum must not exhaust the stack), with
+        growth operators (** and <<) limited to small literal right operands."""
+        ops, leaves = _binop_parts(node)
+        for op in ops:
+            if not isinstance(op.op, ARITH_OPS):
+                return False
+            if isinstance(op.op, GROWTH_OPS) and not _small_literal(op.right):
+                return False
+        return all(self.numeric_expr(leaf) for leaf in leaves)
 
-    # -- kernels -----------------------------------------------------------------
-    def check_kernel(self, fn: ast.FunctionDef) -> None:
-        local_names = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-        body = [n for st in fn.body for n in ast.walk(st)]  # not the decorator
-        for node in body:
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-                local_names.add(node.id)
-        local_names -= set(self.aliases)
-        for node in body:
-            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-                targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target])
-                for t in targets:
-                    for sub in ast.walk(t):
-                        if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, (ast.Store, ast.Del)):
-                            root = sub
-                            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                                root = root.value
-                            if not (isinstance(root, ast.Name) and root.id in local_names):
-                                self.attr_assign_report(sub, f"in `{fn.name}`")
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            q = self.qualname(func)
-            name = self.src_name(func)
-            if isinstance(func, ast.Name) and func.id == "print":
-                self.report(node, "print", f"`print` in kernel `{fn.name}`",
-                            "remove the print; kernels must only compute.")
-            elif q and q in KERNEL_HOST_APIS:
-                self.report(node, "kernel-host-api", f"kernel `{fn.name}` calls host API `{name}`",
-                            "allocate and copy in launch() only; inside kernels use cuda.shared.array/cuda.local.array.")
-            elif isinstance(func, ast.Attribute) and func.attr in HOST_COPY_METHODS:
-                self.report(node, "kernel-host-api", f"kernel `{fn.name}` calls host method `.{func.attr}()`",
-                            "kernels read and write device arrays by index only.")
-            elif q and q.startswith("numpy.") and not self.is_dtype(func):
-                self.report(node, "kernel-numpy", f"kernel `{fn.name}` calls numpy function `{name}`",
-                            "use the math module (math.exp, math.sqrt, ...) or explicit loops; numpy is allowed only for dtype casts like numpy.float32(x).")
+    def attr_assign_report(self, target: ast.Attribute) -> None:
+        self.report(target, "attr-assign", f"assignment to attribute `{self.src_name(target)}` patches an object the harness may use",
+                    "never store into attributes (np.allclose, numba.cuda.event, arrays, ...); compute the result in kernels.")
+
+
+class _KernelChecker:
+    """Checks a @cuda.jit body: what it calls, which module things it touches, which attributes of
+    its values it reads. An allow-list, so an alias (`c = np.ctypeslib`) or a trip through an
+    array's attributes cannot reach Python's host side on the simulator, where kernels run as
+    Python. (On a GPU, Numba's compiler rejects such code anyway.)"""
+
+    def __init__(self, scr: _Screen, fn: ast.FunctionDef):
+        self.s = scr
+        self.fn = fn
+        a = fn.args
+        params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p)]
+        self.nodes = [n for st in fn.body for n in ast.walk(st)]  # not the decorator
+        self.locals = {p.arg for p in params} | {
+            n.id for n in self.nodes if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        self.parents = {id(child): node for node in self.nodes for child in ast.iter_child_nodes(node)}
+        self.params = params
+
+    def report(self, node, rule, what, fix):
+        self.s.report(node, rule, what, fix)
+
+    def run(self) -> None:
+        self.shadowing()
+        for node in self.nodes:
+            if isinstance(node, ast.Call):
+                self.call(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                self.attribute(node)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.name(node)
+
+    def shadowing(self) -> None:
+        """A local called `math` or `cuda` would make the screen misread what the kernel calls."""
+        for p in self.params:
+            if p.arg in self.s.aliases:
+                self.report(p, "module-ref", f"parameter `{p.arg}` of `{self.fn.name}` shadows an imported name", KERNEL_REF_FIX)
+        for n in self.nodes:
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in self.s.aliases:
+                self.report(n, "module-ref", f"`{self.fn.name}` rebinds the imported name `{n.id}`", KERNEL_REF_FIX)
+
+    def _is_callee(self, node: ast.AST) -> bool:
+        parent = self.parents.get(id(node))
+        return isinstance(parent, ast.Call) and parent.func is node
+
+    def _in_chain(self, node: ast.AST) -> bool:
+        parent = self.parents.get(id(node))
+        return isinstance(parent, ast.Attribute) and parent.value is node
+
+    # -- references --------------------------------------------------------------
+    def value_ref_ok(self, q: str) -> bool:
+        """Module things a kernel may hold as values: dtypes, constants, the thread's coordinates."""
+        if _is_dtype_q(q) or q in MATH_CONSTANTS:
+            return True
+        if q.startswith("numpy.") and q.count(".") == 1 and q.split(".")[1] in NUMPY_CONSTANTS:
+            return True
+        return q.startswith("numba.cuda.") and q[len("numba.cuda."):] in CUDA_KERNEL_VALUES
+
+    def module_ref(self, node: ast.AST) -> None:
+        q = self.s.qualname(node)
+        if self._in_chain(node) or self._is_callee(node) or q is None or self.value_ref_ok(q):
+            return
+        self.report(node, "module-ref",
+                    f"`{self.s.src_name(node)}` in `{self.fn.name}` holds or passes `{q}`, which is not a value of the cuda kernel API",
+                    KERNEL_REF_FIX)
+
+    def attribute(self, node: ast.Attribute) -> None:
+        if self.s.qualname(node) is not None:
+            self.module_ref(node)
+        elif not self._is_callee(node) and node.attr not in LOCAL_ATTRS and not node.attr.startswith("_"):
+            self.report(node, "kernel-attr", f"`{self.fn.name}` reads `.{node.attr}` of `{self.s.src_name(node.value)}`",
+                        f"read only {', '.join(sorted(LOCAL_ATTRS))} from arrays and numbers.")
+
+    def name(self, node: ast.Name) -> None:
+        s = self.s
+        ident = node.id
+        if ident in s.aliases:
+            self.module_ref(node)
+        elif (ident in self.locals or ident in s.module_names or ident in KERNEL_BUILTINS
+              or ident in FORBIDDEN_BUILTINS or ident == "print" or ident.startswith("__")):
+            return  # forbidden names and print have rules of their own
+        else:
+            self.report(node, "kernel-name", f"`{self.fn.name}` uses `{ident}`, which it neither defines nor imports",
+                        f"use locals, parameters, module constants, device functions and {', '.join(sorted(KERNEL_BUILTINS))}.")
+
+    # -- calls -------------------------------------------------------------------
+    def call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self.s.src_name(func)
+        q = self.s.qualname(func)
+        if isinstance(func, ast.Name) and func.id == "print" and func.id not in self.locals:
+            self.report(node, "print", f"`print` in kernel `{self.fn.name}`", "remove the print; kernels must only compute.")
+        elif q is not None:
+            self.api_call(node, q, name)
+        elif isinstance(func, ast.Name):
+            self.named_call(node, func.id)
+        elif isinstance(func, ast.Attribute) and func.attr in HOST_COPY_METHODS:
+            self.report(node, "kernel-host-api", f"kernel `{self.fn.name}` calls host method `.{func.attr}()`",
+                        "kernels read and write device arrays by index only.")
+        elif not (isinstance(func, ast.Attribute) and func.attr in LOCAL_METHODS):
+            self.report(node, "kernel-call", f"kernel `{self.fn.name}` calls `{name}`, which is not an allowed call",
+                        "call the cuda kernel API, math functions, dtype casts, device functions and "
+                        f"{', '.join(sorted(KERNEL_BUILTINS))}.")
+
+    def named_call(self, node: ast.Call, ident: str) -> None:
+        s = self.s
+        if (ident in s.device_fns or ident in s.dtype_names) and ident not in self.locals:
+            return  # a helper, or a cast through a dtype constant (F32 = numpy.float32)
+        if ident in KERNEL_BUILTINS and ident not in self.locals and ident not in s.module_names:
+            return
+        if ident in FORBIDDEN_BUILTINS or ident.startswith("__"):
+            return  # reported by the generic walk
+        what = ("a kernel, which is launched, not called" if ident in s.kernels else
+                "a value, not a device function" if ident in self.locals or ident in s.module_names else
+                "not defined in this module")
+        self.report(node, "kernel-call", f"kernel `{self.fn.name}` calls `{ident}`, {what}",
+                    "call @cuda.jit(device=True) helpers of this module, the cuda kernel API, math and dtype casts.")
+
+    def api_call(self, node: ast.Call, q: str, name: str) -> None:
+        if q in KERNEL_HOST_APIS:
+            self.report(node, "kernel-host-api", f"kernel `{self.fn.name}` calls host API `{name}`",
+                        "allocate and copy in launch() only; inside kernels use cuda.shared.array/cuda.local.array.")
+        elif _is_dtype_q(q):
+            return
+        elif q.startswith("numpy."):
+            self.report(node, "kernel-numpy", f"kernel `{self.fn.name}` calls numpy function `{name}`",
+                        "use the math module (math.exp, math.sqrt, ...) or explicit loops; numpy is allowed only for dtype casts like numpy.float32(x).")
+        elif not self.kernel_api(q):
+            self.report(node, "kernel-call", f"kernel `{self.fn.name}` calls `{name}` (`{q}`), which is not part of the cuda kernel API",
+                        "call cuda.grid/syncthreads/shared.array/local.array/atomic.*/shfl_*_sync and friends, "
+                        "math functions and dtype casts.")
+
+    @staticmethod
+    def kernel_api(q: str) -> bool:
+        parts = q.split(".")
+        if parts[0] == "math":
+            return len(parts) == 2
+        if q.startswith("numba.cuda."):
+            rest = q[len("numba.cuda."):]
+            head, _, tail = rest.partition(".")
+            return rest in CUDA_KERNEL_CALLS or (head in CUDA_KERNEL_CALL_MODULES and tail != "" and "." not in tail)
+        return False
 
 
 class _LaunchChecker:
@@ -676,7 +1083,7 @@ class _LaunchChecker:
         elif isinstance(t, ast.Starred):
             self.assign_target(t.value, "tuple")
         elif isinstance(t, ast.Attribute):
-            self.s.attr_assign_report(t, "in launch")
+            self.s.attr_assign_report(t)
         elif isinstance(t, ast.Subscript):
             self.report(t, "host-write", f"launch writes into `{self.s.src_name(t)}` on the host",
                         "write results only from a kernel; launch() must not touch array contents.")
@@ -738,7 +1145,9 @@ class _LaunchChecker:
             if not isinstance(node.value, (int, float, bool, type(None), str)):
                 self.report(node, "launch-expr", f"constant `{s.src_name(node)}` is not allowed in launch", "use numbers.")
         elif isinstance(node, ast.Name):
-            pass
+            if node.id in s.aliases and not (s.is_dtype(node) or s.qualname(node) in MATH_CONSTANTS):
+                self.report(node, "launch-expr", f"`{node.id}` names the module `{s.qualname(node)}`; launch may not hold or pass modules",
+                            "pass kernels device arrays and sizes only.")
         elif isinstance(node, ast.Attribute):
             if node.attr in HOST_COPY_METHODS:
                 self.report(node, "host-copy", f"`{s.src_name(node)}` copies between host and device",
@@ -767,11 +1176,13 @@ class _LaunchChecker:
                 self.report(node, "host-read", f"`{s.src_name(node)}` reads device array elements on the host (a device-to-host copy)",
                             "read array contents only inside kernels; on the host use .shape/.size.")
         elif isinstance(node, ast.BinOp):
-            if not isinstance(node.op, ARITH_OPS):
-                self.report(node, "launch-expr", f"operator in `{s.src_name(node)}` is not size arithmetic",
-                            "use + - * / // % on sizes.")
-            self.expr(node.left)
-            self.expr(node.right)
+            ops, leaves = _binop_parts(node)  # flat: a long sum must not exhaust the stack
+            for op in ops:
+                if not isinstance(op.op, ARITH_OPS):
+                    self.report(op, "launch-expr", f"operator in `{s.src_name(op)}` is not size arithmetic",
+                                "use + - * / // % on sizes.")
+            for leaf in leaves:
+                self.expr(leaf)
         elif isinstance(node, ast.UnaryOp):
             self.expr(node.operand)
         elif isinstance(node, ast.BoolOp):
