@@ -1,8 +1,9 @@
 """A puzzle's configs and spec against a learner's file: the Verdict, and the traces behind it.
 
 Every check runs the puzzle's fixed configs and a few random ones (fresh values, random sizes that
-follow the puzzle's launch rule), so an answer hard-coded to the example fails. This runs inside the
-runner's child process; the parent only ever sees the returned CheckResult.
+follow the puzzle's launch rule), so an answer hard-coded to the example fails. The judge holds the
+answers: `plan` draws the inputs and computes them, `run_sim` (in the runner's child) runs the
+kernel on the inputs alone, and `judge` compares what it wrote.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class ConfigRun:
 
     config: LaunchConfig
     inputs: dict
-    expected: np.ndarray
+    expected: np.ndarray | None  # held by the judge; None in the child that ran the kernel
     got: np.ndarray | None
     trace: object | None = None
     failures: list = field(default_factory=list)
@@ -101,17 +102,43 @@ def arg_types(puzzle: Puzzle, config: LaunchConfig) -> list[tuple]:
     return types
 
 
+@dataclass
+class Planned:
+    """One config to run: its inputs, and its answer, which stays with the judge (the process
+    that runs the kernel is sent the config and the inputs, never the answer)."""
+
+    config: LaunchConfig
+    inputs: dict
+    expected: np.ndarray | None  # held by the judge; None in the child that ran the kernel
+
+
+def plan(puzzle: Puzzle, seed: int, n_random: int = N_RANDOM) -> list[Planned]:
+    rng = np.random.default_rng(seed + 1)
+    return [Planned(config, *make_inputs(puzzle, config, rng)) for config in configs_for(puzzle, seed, n_random)]
+
+
 def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed: int | None = None,
               n_random: int = N_RANDOM, timeout: float = 10.0, compile: bool = True,
               keep_traces: bool = True, compile_first: bool = False) -> CheckResult:
-    """Check a learner's file on our simulator: every config traced, every detection run.
+    """Check a learner's file on our simulator, here: plan, run, judge (the runner does the same
+    with the run in its child)."""
+    seed = secrets.randbits(31) if seed is None else seed
+    planned = plan(puzzle, seed, n_random)
+    result = run_sim(puzzle, source, filename, [(p.config, p.inputs) for p in planned], seed=seed, timeout=timeout,
+                     compile=compile, compile_first=compile_first)
+    return judge(puzzle, result, planned, keep_traces=keep_traces)
+
+
+def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: int | None = None,
+            timeout: float = 10.0, compile: bool = True, compile_first: bool = False) -> CheckResult:
+    """Run every (config, inputs) on our simulator, traced, with every detection but the output's:
+    the runs come back with what the kernel wrote, for `judge` to compare with the answers.
 
     `compile_first`: for code a model wrote (a hint, an optimiser candidate), nothing runs until the
     real Numba compiler has accepted the kernel: its nopython subset has no frames, modules or
     objects, which closes what plain Python on the simulator would leave open."""
     from .sim import Launch, watchdog
 
-    seed = secrets.randbits(31) if seed is None else seed
     verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
     result = CheckResult(verdict)
     if compile_first:
@@ -125,14 +152,11 @@ def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed:
     except LoadError as e:
         verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
         return result
-    configs = configs_for(puzzle, seed, n_random)
-    rng = np.random.default_rng(seed + 1)
     printed = io.StringIO()
     current = [None]
     deadline = time.monotonic() + timeout
     with watchdog(timeout, lambda: current[0]):
-        for config in configs:
-            inputs, expected = make_inputs(puzzle, config, rng)
+        for config, inputs in configs:
             out = fresh_output(config)
             named = [("out", out)] + [(k, v.copy() if isinstance(v, np.ndarray) else v) for k, v in inputs.items()]
             started = time.perf_counter()
@@ -144,12 +168,7 @@ def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed:
             trace.printed = printed.getvalue()[:MAX_PRINTED]
             failures = [failure_from_dict(f, config.name) for f in launch.failures]
             failures += detect.find_all(trace, config.name, puzzle.budget_for(config))
-            stopped = any(f.kind in ("runtime_error", "timeout", "unsupported") for f in failures)
-            if not stopped or not failures:
-                failures += detect.wrong_output(trace, config.name, expected, out, puzzle.tolerance)
-            run = ConfigRun(config, inputs, expected, out, trace if keep_traces else None, failures,
-                            time.perf_counter() - started)
-            result.runs.append(run)
+            result.runs.append(ConfigRun(config, inputs, None, out, trace, failures, time.perf_counter() - started))
             verdict.failures += failures
             verdict.configs.append(_config_result(config, not failures))
             if any(f.kind == "timeout" for f in failures) or time.monotonic() > deadline:
@@ -165,8 +184,31 @@ def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed:
             failure = compile_check(source, filename, puzzle.signature, arg_types(puzzle, puzzle.configs[0]))
             if failure is not None:
                 verdict.failures.insert(0, failure)
+    return result
+
+
+STOPPING = ("runtime_error", "timeout", "unsupported")
+
+
+def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_traces: bool = True) -> CheckResult:
+    """The answers against what each run wrote (runs that stopped early with another failure are not
+    also called wrong); then one failure per mistake, most important first. A run the child did not
+    report, or an output of the wrong shape, fails: the child's word is not taken for it."""
+    verdict = result.verdict
+    for n, (run, p) in enumerate(zip(result.runs, planned)):
+        run.expected = p.expected
+        stopped = any(f.kind in STOPPING for f in run.failures)
+        if run.got is not None and (not stopped or not run.failures):
+            wrong = detect.wrong_output(run.trace, p.config.name, p.expected, np.asarray(run.got), puzzle.tolerance)
+            run.failures += wrong
+            verdict.failures += wrong
+        if n < len(verdict.configs):
+            verdict.configs[n].passed = not run.failures
+        if not keep_traces:
+            run.trace = None
     verdict.failures = fold(verdict.failures)
-    verdict.passed = not verdict.failures and len(verdict.configs) == len(configs)
+    verdict.passed = (not verdict.failures and len(result.runs) == len(planned) == len(verdict.configs)
+                      and all(c.passed for c in verdict.configs))
     verdict.sort()
     return result
 

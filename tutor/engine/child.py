@@ -64,17 +64,16 @@ def handle(backend: str, request: dict, catalogs: dict):
             return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, failures=[Failure(
                 kind="unsupported", message="Model-written code is checked on our simulator or a GPU, never "
                                             "on Numba's simulator (it would run the kernel as plain Python).")]))
+        configs = request["configs"]  # (config, inputs): the answers stay with the runner
         if backend == "sim":
-            from .check import check_sim
+            from .check import run_sim
 
-            return check_sim(puzzle, request["source"], request["filename"], seed=request.get("seed"),
-                             n_random=request.get("n_random", 3), timeout=request["timeout"],
-                             compile=request.get("compile", True), keep_traces=request.get("keep_traces", True),
-                             compile_first=request.get("untrusted", False))
-        from .gpu import check_numba
+            return run_sim(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
+                           timeout=request["timeout"], compile=request.get("compile", True),
+                           compile_first=request.get("untrusted", False))
+        from .gpu import run_numba
 
-        return check_numba(puzzle, request["source"], request["filename"], seed=request.get("seed"),
-                           n_random=request.get("n_random", 3))
+        return run_numba(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"))
     raise ValueError(f"unknown request {op!r}")
 
 

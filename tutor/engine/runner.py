@@ -15,6 +15,7 @@ on one server do not all compile and launch at once; the simulator never queues.
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import threading
 from pathlib import Path
@@ -47,6 +48,7 @@ class Runner:
         self.memory_mb = memory_mb
         self.content = str(content) if content else None
         self._child = None
+        self._catalog = None
         self._lock = threading.Lock()
         self._cancelled = False
         if gpu_queue is None:
@@ -66,6 +68,11 @@ class Runner:
                                 gpu=self.backend == "gpu", read_paths=[self.content] if self.content else [],
                                 env={"NUMBA_ENABLE_CUDASIM": "1" if self.backend == "numba-sim" else "0"})
         self._child.start()
+
+    def wait_ready(self) -> None:
+        """Start the child and wait until it has warmed up and confined itself."""
+        with self._lock:
+            self._ask({"op": "ping"})
 
     @property
     def pid(self) -> int | None:
@@ -97,19 +104,39 @@ class Runner:
               untrusted: bool = False):
         """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it.
         `untrusted`: a model wrote the code; on the simulator the real compiler must accept it before
-        any of it runs (see check.check_sim)."""
+        any of it runs (see check.run_sim).
+
+        The answers never leave this process: the inputs are drawn and the reference computed here,
+        the child runs the kernel on the inputs alone, and what it wrote is judged here."""
+        from .check import CheckResult, judge, plan
+
+        spec = self._puzzle(puzzle)
+        seed = secrets.randbits(31) if seed is None else seed
+        planned = plan(spec, seed, n_random)
         request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
-                   "n_random": n_random, "timeout": self.timeout, "content": self.content,
-                   "keep_traces": keep_traces, "compile": compile, "untrusted": untrusted}
+                   "configs": [(p.config, p.inputs) for p in planned], "timeout": self.timeout,
+                   "content": self.content, "compile": compile, "untrusted": untrusted}
         with self._lock:
             self._cancelled = False
             answer = self._ask_in_turn(request, on_wait)
         if isinstance(answer, Verdict):
-            from .check import CheckResult
-
-            answer.puzzle = puzzle
+            answer.puzzle, answer.seed = puzzle, seed
             return CheckResult(answer)
-        return answer
+        if not isinstance(answer, CheckResult) or len(answer.runs) > len(planned):
+            return CheckResult(_verdict(request, self.backend, Failure(
+                kind="runtime_error", message="The process running the kernel answered with something that is "
+                                              "not a check's result; nothing it said was used.")))
+        return judge(spec, answer, planned, keep_traces=keep_traces)
+
+    def _puzzle(self, puzzle_id: str):
+        from ..puzzles import ContentError, load_catalog
+
+        if self._catalog is None:
+            self._catalog = load_catalog(self.content, on_demand=True)
+        try:
+            return self._catalog.get(puzzle_id)
+        except (KeyError, ContentError) as e:
+            raise RunnerError(str(e).strip("'\"")) from None
 
     def compile(self, puzzle: str, source: str, filename: str = "kernel.py"):
         """Only the real-compiler check, for running beside a simulator check in another child:
