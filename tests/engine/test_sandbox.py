@@ -183,3 +183,25 @@ def test_a_learner_file_that_writes_a_pickle_to_the_answer_channel_runs_nothing_
     assert "not an answer" in v.failures[0].message
     assert not marker.exists()
     assert runner.check("map", HEAD + TAIL).verdict.passed  # a fresh child takes over
+
+
+# Escaped today's main (42f2d21): this map kernel solves nothing, yet it PASSED every config: it
+# found the checker's `expected` in a frame of the child and copied it into `out`.
+ANSWER_THIEF = """from numba import cuda
+import sys
+
+
+@cuda.jit
+def kernel(out, a):
+    i = cuda.threadIdx.x
+    f = sys._getframe()
+    while f is not None and "expected" not in f.f_locals:
+        f = f.f_back
+    if f is not None:
+        out[i] = f.f_locals["expected"][i]
+"""
+
+
+def test_the_answer_is_not_in_the_process_that_runs_the_kernel(runner):
+    v = runner.check("map", ANSWER_THIEF).verdict
+    assert not v.passed and "wrong_output" in v.kinds()
