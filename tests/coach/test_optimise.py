@@ -3,6 +3,7 @@ real verifier on our simulator: compile error, cheat, slow, fast; budgets; the l
 
 import json
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ COMPILE_ERROR = COMPILE_ERROR.replace("def launch(out, x):\n", "def launch(out, 
 CHEAT = ("import numpy as np\nfrom numba import cuda\n\n\ndef launch(out, x):\n"
          "    out.copy_to_host()\n    host = x.copy_to_host()\n    out[0] = np.sum(host)\n")
 SETTINGS = AISettings(model="scripted/tutor", timeout=30)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def reply(code, why="Fewer passes over memory."):
@@ -101,24 +103,32 @@ def test_extracting_the_candidate_and_durations():
         parse_duration("soon")
 
 
-def test_one_round_over_real_http_through_the_cli(tmp_path):
+def optimise_over_http(tmp_path, replies: list, rounds: int):
+    """`gpu-tutor optimise reduce_sum` from the naive kernel, its model a loopback HTTP server that
+    sends `replies`: (the finished process, the server, the starting file, the environment)."""
     import os
     import subprocess
     import sys
-    from pathlib import Path
 
     from loopback_llm import ChatServer
 
-    root = Path(__file__).resolve().parents[2]
     start = tmp_path / "naive.py"
     start.write_text(NAIVE)
     env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
            "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")}
     (tmp_path / "none.toml").write_text("")
-    with ChatServer([reply(EXPERT, "one atomic per block")]) as server:
+    with ChatServer(replies) as server:
         done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
-                               "openai/tiny", "--api-base", server.url, "--rounds", "1", "--backend", "sim", "--json"],
-                              capture_output=True, text=True, env=env, cwd=root, timeout=300)
+                               "openai/tiny", "--api-base", server.url, "--rounds", str(rounds), "--backend", "sim",
+                               "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    return done, server, start, env
+
+
+def test_one_round_over_real_http_through_the_cli(tmp_path):
+    import subprocess
+    import sys
+
+    done, server, start, env = optimise_over_http(tmp_path, [reply(EXPERT, "one atomic per block")], 1)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["stop_reason"] == "rounds" and out["best"]["correct"] and out["best"]["score"] > 1.5
@@ -127,7 +137,7 @@ def test_one_round_over_real_http_through_the_cli(tmp_path):
     prompt = server.requests[0]["body"]["messages"][1]["content"]
     assert "launch(out, *inputs)" in prompt and "Sum reduction" in prompt
     replay = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "--replay", out["log"]],
-                            capture_output=True, text=True, env=env, cwd=root, timeout=120)
+                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert replay.returncode == 0 and "round 1:" in replay.stdout and "traffic" in replay.stdout
 
 
@@ -174,26 +184,10 @@ FORGER = NAIVE.replace("    if i < n:\n        cuda.atomic.add(out, 0, x[i])",
 
 
 def test_over_http_an_escaping_candidate_is_never_accepted_nor_run(tmp_path):
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from loopback_llm import ChatServer
-
     assert "erase[1, 1](out)" in ERASER and "gi_frame" in FORGER
     marker = tmp_path / "ran"
-    root = Path(__file__).resolve().parents[2]
-    start = tmp_path / "naive.py"
-    start.write_text(NAIVE)
-    env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
-           "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")}
-    (tmp_path / "none.toml").write_text("")
     forger = FORGER.replace("MARKER", repr(str(marker)))
-    with ChatServer([reply(ERASER, "it reads less"), reply(forger, "it exits early")]) as server:
-        done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
-                               "openai/tiny", "--api-base", server.url, "--rounds", "2", "--backend", "sim", "--json"],
-                              capture_output=True, text=True, env=env, cwd=root, timeout=300)
+    done, _, _, _ = optimise_over_http(tmp_path, [reply(ERASER, "it reads less"), reply(forger, "it exits early")], 2)
     out = json.loads(done.stdout)
     assert out["best"] is None, out
     assert [a["correct"] for a in out["attempts"]] == [False, False]
