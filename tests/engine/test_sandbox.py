@@ -205,3 +205,24 @@ def kernel(out, a):
 def test_the_answer_is_not_in_the_process_that_runs_the_kernel(runner):
     v = runner.check("map", ANSWER_THIEF).verdict
     assert not v.passed and "wrong_output" in v.kinds()
+
+
+def test_no_device_but_the_harmless_ones_can_be_opened(probe):
+    assert probe("result = len(open('/dev/urandom', 'rb').read(8))") == 8
+    for device in ("/dev/mem", "/dev/kmsg", "/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/loop0", "/dev/kvm", "/dev/tty"):
+        if os.path.exists(device):
+            assert probe(attempt(f"open({device!r}, 'rb').read(1)")).startswith("refused"), device
+
+
+def test_it_cannot_change_a_files_mode_or_owner_nor_raise_its_own_limits(probe, tmp_path):
+    target = tmp_path / "mine"
+    target.write_text("x")
+    os.chmod(target, 0o600)
+    assert probe(attempt(f"import os\nos.chmod({str(target)!r}, 0o777)")) == "refused: PermissionError"
+    assert probe(attempt(f"import os\nos.chown({str(target)!r}, 0, 0)")) == "refused: PermissionError"
+    assert os.stat(target).st_mode & 0o777 == 0o600
+    said = probe(attempt("import resource\nsoft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+                         "resource.setrlimit(resource.RLIMIT_AS, (hard, hard))\n"
+                         "resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))"))
+    assert said.startswith("refused")
+    assert probe("import resource; result = resource.getrlimit(resource.RLIMIT_AS)[1]") == 1024 << 20

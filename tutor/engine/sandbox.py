@@ -405,8 +405,11 @@ LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1, 2, 4, 8
 LL_WRITES = sum(1 << i for i in range(4, 13))  # remove, make char/dir/reg/sock/fifo/block/sym
 LL_REFER, LL_TRUNCATE, LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 LL_READS = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR
-SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys", "/dev",
+SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys",
                 "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/driver", "/proc/sys/vm")
+# Devices one by one: a rule on /dev would let a child running as root read a raw disk.
+DEVICE_READS = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full")
+GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -438,9 +441,14 @@ def _landlock(libc, conf) -> list[str]:
         for path in reads:
             _allow(libc, ruleset, path, LL_READS, fs)
         _allow(libc, ruleset, conf["folder"], fs, fs)  # its own folder: everything
-        _allow(libc, ruleset, "/dev/null", LL_READ_FILE | LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0), fs)
+        _allow(libc, ruleset, "/dev", LL_READ_DIR, fs)
+        for device in DEVICE_READS:
+            _allow(libc, ruleset, device, LL_READ_FILE | LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0), fs)
         if conf.get("gpu"):  # the driver opens its device files read-write and talks through ioctls
-            _allow(libc, ruleset, "/dev", LL_READS | LL_WRITE_FILE | (LL_IOCTL_DEV if abi >= 5 else 0), fs)
+            import glob
+
+            for device in set(GPU_DEVICES) | set(glob.glob("/dev/nvidia[0-9]*")) | set(glob.glob("/dev/nvidia-caps")):
+                _allow(libc, ruleset, device, LL_READS | LL_WRITE_FILE | (LL_IOCTL_DEV if abi >= 5 else 0), fs)
             _allow(libc, ruleset, "/dev/shm", fs, fs)
         if libc.syscall(_LL_RESTRICT, ruleset, ctypes.c_uint32(0)) != 0:
             return [f"Landlock refused to restrict the child ({os.strerror(ctypes.get_errno())})"]
@@ -464,15 +472,25 @@ def _allow(libc, ruleset, path, access, handled) -> None:
 
 
 # -- seccomp: which system calls the child may make -------------------------------------------------
-_ARCHES = {  # audit arch, and the numbers of the calls we refuse or inspect
+# Audit arch, and the numbers of the calls refused or inspected. Refused: new processes and programs
+# (fork, vfork, execve, execveat), other processes' memory and signals (ptrace, process_vm_*, tkill,
+# rt_(tg)sigqueueinfo, pidfd_send_signal/getfd), namespaces and mounts, io_uring, bpf, keyrings,
+# modules, reboot, userfaultfd, perf; what Landlock does not fence for a child running as root:
+# chmod/chown, extended attributes, file times, raising its own limits (setrlimit; prlimit64 only
+# to read), the clock, the host name, swap, accounting, quotas, the kernel log, port I/O.
+_ARCHES = {
     "x86_64": (0xC000003E, dict(
-        deny=[57, 58, 59, 322, 101, 310, 311, 200, 424, 438, 272, 308, 165, 166, 155, 161, 425, 321, 250,
-              248, 249, 246, 175, 313, 169, 323, 298, 442, 428, 429, 430, 432],
-        clone=56, clone3=435, socket=41, kill=62, tgkill=234)),
+        deny=[57, 58, 59, 322, 101, 310, 311, 200, 129, 297, 424, 438, 272, 308, 165, 166, 155, 161, 425, 321,
+              250, 248, 249, 246, 320, 175, 176, 313, 169, 323, 298, 442, 428, 429, 430, 432,
+              90, 91, 92, 93, 94, 268, 260, 452, 188, 189, 190, 197, 198, 199, 132, 235, 261, 280,
+              160, 164, 227, 159, 170, 171, 172, 173, 167, 168, 163, 179, 103],
+        clone=56, clone3=435, socket=41, kill=62, tgkill=234, prlimit=302)),
     "aarch64": (0xC00000B7, dict(
-        deny=[221, 281, 117, 270, 271, 130, 424, 438, 97, 268, 40, 39, 41, 51, 425, 280, 219, 217, 218, 104,
-              105, 273, 142, 282, 241, 442, 428, 429, 430, 432],
-        clone=220, clone3=435, socket=198, kill=129, tgkill=131)),
+        deny=[221, 281, 117, 270, 271, 130, 138, 240, 424, 438, 97, 268, 40, 39, 41, 51, 425, 280, 219, 217,
+              218, 104, 294, 105, 106, 273, 142, 282, 241, 442, 428, 429, 430, 432,
+              52, 53, 452, 54, 55, 5, 6, 7, 14, 15, 16, 88, 164, 170, 112, 171, 161, 162, 224, 225, 89,
+              60, 116],
+        clone=220, clone3=435, socket=198, kill=129, tgkill=131, prlimit=261)),
 }
 _RET_ALLOW = 0x7FFF0000
 _EPERM, _EACCES, _ENOSYS = 1, 13, 38
@@ -506,7 +524,8 @@ def _seccomp(libc) -> list[str]:
 
 def seccomp_program(machine: str, pid: int) -> list[tuple]:
     """A classic-BPF program over seccomp_data {nr @0, arch @4, args[i] @16+8i}: refuse new
-    processes and programs, signals to anyone but ourselves, and every socket but AF_UNIX."""
+    processes and programs, signals to anyone but ourselves, every socket but AF_UNIX, and the
+    calls listed in _ARCHES."""
     arch, calls = _ARCHES[machine]
     ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
     errno = lambda e: 0x00050000 | e  # noqa: E731 - SECCOMP_RET_ERRNO
@@ -517,7 +536,9 @@ def seccomp_program(machine: str, pid: int) -> list[tuple]:
         code.append((jeq, nr, "deny", None))
     code += [(jeq, calls["clone"], "clone", None), (jeq, calls["clone3"], "nosys", None),
              (jeq, calls["socket"], "socket", None), (jeq, calls["kill"], "signal", None),
-             (jeq, calls["tgkill"], "signal", None), (ret, _RET_ALLOW),
+             (jeq, calls["tgkill"], "signal", None), (jeq, calls["prlimit"], "prlimit", None), (ret, _RET_ALLOW),
+             ("label", "prlimit"), (ld, "arg2"), (jeq, 0, "prlimit_hi", "deny"),
+             ("label", "prlimit_hi"), (ld, "arg2_hi"), (jeq, 0, "allow", "deny"),
              ("label", "clone"), (ld, "arg0"), (jset, _CLONE_THREAD, "allow", "deny"),
              ("label", "socket"), (ld, "arg0"), (jeq, _AF_UNIX, "allow", "eacces"),
              ("label", "signal"), (ld, "arg0"), (jeq, pid, "allow", "deny"),
@@ -530,7 +551,7 @@ def seccomp_program(machine: str, pid: int) -> list[tuple]:
 
 
 def _assemble(code) -> list[tuple]:
-    offsets = {"nr": 0, "arch": 4, "arg0": 16}
+    offsets = {"nr": 0, "arch": 4, "arg0": 16, "arg2": 32, "arg2_hi": 36}
     labels, n = {}, 0
     for ins in code:
         if ins[0] == "label":
