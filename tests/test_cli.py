@@ -114,3 +114,14 @@ def test_the_optimisers_explanation_and_code_from_the_model_are_printed_escaped(
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
     assert "one atomic per block \\x1b]0;pwned\\x07\\x1b[2J" in done.stdout
     assert "+# \\x1b]0;pwned\\x07" in done.stdout  # the diff
+
+
+def test_what_a_kernel_prints_and_the_errors_it_raises_reach_the_terminal_escaped(kernel_file):
+    """Escaped today's main: a kernel's print and its error message (which quotes the code) went
+    to the terminal raw, so a file could set the window title or clear the screen."""
+    path = kernel_file("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+                       "    if i == 0:\n        print('\\x1b]0;pwned\\x07\\x1b[2J')\n"
+                       "        raise ValueError('\\x1b]8;;https://evil.example\\x1b\\\\here')\n    out[i] = a[i] + 10\n")
+    code, out, _ = gpu_tutor("check", "map", str(path), "--backend", "sim")
+    assert code == 1 and "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\x1b]8;;https://evil.example" in out

@@ -438,6 +438,7 @@ def _landlock(libc, conf) -> list[str]:
         reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix, f"/proc/{os.getpid()}"}
         reads |= {p for p in sys.path if p} | set(conf.get("read_paths", []))
         reads |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p}
+        reads |= {os.environ[k] for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)}  # NVVM, libdevice
         for path in reads:
             _allow(libc, ruleset, path, LL_READS, fs)
         _allow(libc, ruleset, conf["folder"], fs, fs)  # its own folder: everything

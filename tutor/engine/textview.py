@@ -12,6 +12,10 @@ from .verdict import KIND_TITLES, Verdict
 
 
 def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
+    """The verdict as the terminal shows it. Messages quote the learner's code and a kernel's prints
+    (a model's, in a hint or an optimiser round), so they are escaped before our own colours go on."""
+    from ..textsafe import terminal_safe as safe
+
     ok = sum(1 for c in verdict.configs if c.passed)
     total = len(verdict.configs)
     green, red, dim, reset = ("\x1b[32m", "\x1b[31m", "\x1b[2m", "\x1b[0m") if color else ("",) * 4
@@ -28,7 +32,7 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
         if also:
             where += f" [also in {len(also[0])} other config(s)]"
         lines.append(f"  x {KIND_TITLES[f.kind]}{where}")
-        lines.append(_indent(f.message, 4))
+        lines.append(_indent(safe(f.message), 4))
     if verdict.configs:
         lines.append("configs:")
         for c in verdict.configs:
@@ -39,10 +43,10 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
             lines.append(f"  {mark} {c.name}{dim}{grid}{'  ' + sizes if sizes else ''}{reset}{time}")
     lines += _measures(verdict)
     for note in verdict.notes:
-        lines.append(f"{dim}note: {note}{reset}")
+        lines.append(f"{dim}note: {safe(note)}{reset}")
     if verdict.printed:
         lines.append("the kernel printed:")
-        lines.append(_indent(verdict.printed.rstrip(), 2))
+        lines.append(_indent(safe(verdict.printed.rstrip()), 2))
     return "\n".join(lines)
 
 
