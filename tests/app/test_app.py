@@ -317,3 +317,21 @@ def test_a_notice_quoting_a_bad_id_from_the_state_file_is_shown_as_plain_escaped
         assert obeyed(app) == []
 
     run_app(check, tmp_path)
+
+
+def test_a_kernels_prints_and_error_messages_are_drawn_escaped_in_the_verdict(tmp_path):
+    from test_editor import obeyed
+
+    source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+              "    if i == 0:\n        print('\\x1b]0;pwned\\x07\\x1b[2J\\u202e')\n"
+              "        raise ValueError('\\x1b]8;;https://evil.example\\x1b\\\\here \\x9b31m')\n    out[i] = a[i] + 10\n")
+
+    async def check(app, pilot):
+        app.query_one("#editor", TextArea).text = source
+        result = await run_kernel(app, pilot)
+        assert not result.verdict.passed and "\x1b" in result.verdict.printed
+        for _ in range(3):
+            await pilot.pause(0.1)
+        assert obeyed(app) == []
+
+    run_app(check, tmp_path)

@@ -52,7 +52,7 @@ class VerdictView(OptionList):
 
     def error(self, message: str) -> None:
         self.clear_options()
-        self.add_option(Option(f"[b red]The run could not happen:[/] {message}", disabled=True))
+        self.add_option(Option(f"[b red]The run could not happen:[/] {_escape(message)}", disabled=True))
 
     def show(self, verdict: Verdict, seconds: float, compiling: bool = False) -> None:
         self.verdict = verdict
@@ -94,4 +94,8 @@ class VerdictView(OptionList):
 
 
 def _escape(text: str) -> str:
-    return text.replace("[", r"\[")
+    """Text from a run (a kernel's prints, messages quoting the code) drawn as text: control
+    characters shown escaped, markup brackets literal."""
+    from ...textsafe import terminal_safe
+
+    return terminal_safe(text).replace("[", r"\[")
