@@ -98,3 +98,23 @@ def test_an_absurd_length_is_refused_before_reading():
     with pytest.raises(wire.WireError, match="too large"):
         wire.receive(r)
     os.close(r)
+
+
+def test_a_trace_event_that_is_not_numbers_is_refused():
+    bad = {"~c": "Trace", "f": {"grid": {"~t": [1, 1, 1]}, "block": {"~t": [1, 1, 1]},
+                                "events": [["0", 1, 0, 0, 1.0, 7, 0, 0]]}}
+    with pytest.raises(wire.WireError, match="trace event"):
+        raw(json.dumps(bad).encode())
+    bad["f"]["events"] = [[0, 1, 0, {"x": 1}, 1.0, 7, 0, 0]]
+    with pytest.raises(wire.WireError, match="index"):
+        raw(json.dumps(bad).encode())
+
+
+def test_a_reader_that_stops_reading_is_a_timeout_not_a_hang():
+    import time
+
+    r, w = os.pipe()
+    with pytest.raises(wire.WireTimeout):
+        wire.send(w, {"big": np.zeros(1 << 20, dtype=np.float32)}, deadline=time.monotonic() + 0.5)
+    os.close(r)
+    os.close(w)

@@ -140,7 +140,10 @@ class Child:
             self.notes = [str(n) for n in hello.get("notes", [])] if isinstance(hello, dict) else []
             self._ready = True
         try:
-            wire.send(self._to_child, header, arrays)
+            wire.send(self._to_child, header, arrays, deadline=time.monotonic() + timeout)
+        except wire.WireTimeout:
+            self.kill()
+            raise ChildTimeout() from None
         except OSError:
             raise self._died() from None
         answer, buffers = self._receive(time.monotonic() + timeout, watch)

@@ -64,18 +64,19 @@ def classes() -> dict:
 
 
 # -- writing ---------------------------------------------------------------------------------------
-def send(fd: int, header, arrays: list | None = None) -> None:
+def send(fd: int, header, arrays: list | None = None, deadline: float | None = None) -> None:
     """Write one message to a file descriptor. `header` may hold arrays and allow-listed objects;
-    they are carried as tagged values (and `arrays` extends the buffer list for raw arrays)."""
+    they are carried as tagged values (and `arrays` extends the buffer list for raw arrays).
+    Past `deadline` (time.monotonic) a reader that stopped reading is a WireTimeout, not a hang."""
     buffers = list(arrays or [])
-    body = json.dumps(_encode(header, buffers, 0), separators=(",", ":")).encode()
+    body = json.dumps(_encode(header, buffers, 0), separators=(",", ":"), default=_as_text).encode()
     parts = [LENGTH.pack(len(body)), body, LENGTH.pack(len(buffers))]
     for a in buffers:
         out = io.BytesIO()
         np.save(out, np.ascontiguousarray(a), allow_pickle=False)
         data = out.getvalue()
         parts += [LENGTH.pack(len(data)), data]
-    _write_all(fd, b"".join(parts))
+    _write_all(fd, b"".join(parts), deadline)
 
 
 def _encode(obj, buffers: list, depth: int):
@@ -112,10 +113,22 @@ def _encode(obj, buffers: list, depth: int):
     raise WireError(f"cannot send a {name}")
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _as_text(obj):
+    """Inside a trace's events (written as they are, for speed): a numpy scalar as its number,
+    anything else a kernel put in an index (a slice, say) as its text."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    return repr(obj)
+
+
+def _write_all(fd: int, data: bytes, deadline: float | None) -> None:
     view = memoryview(data)
     while view:
-        n = os.write(fd, view)
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [fd], [], left)[1]:
+                raise WireTimeout("the other side stopped reading")
+        n = os.write(fd, view[:1 << 16] if deadline is not None else view)  # a pipe takes 64 KB at once
         view = view[n:]
 
 
@@ -203,12 +216,20 @@ def _events(raw) -> list:
     out-of-bounds accesses."""
     events = []
     for e in _list(raw):
-        if type(e) is not list or len(e) != 8:
-            raise WireError("a trace event is not 8 values")
-        if type(e[3]) is list:
-            e[3] = tuple(e[3])
+        if type(e) is not list or len(e) != 8 or not all(type(e[i]) is int for i in _EVENT_INTS) \
+                or type(e[5]) not in (int, type(None)):
+            raise WireError("a trace event is not 8 values with integer thread, op, array, line and phases")
+        if type(e[3]) is list and all(type(i) in _PLAIN for i in e[3]):
+            e[3] = tuple(e[3])  # an out-of-bounds index, as the kernel wrote it
+        elif type(e[3]) is not int:
+            raise WireError("a trace event's index is neither a flat index nor a tuple of ints")
+        if type(e[4]) not in (int, float, bool, type(None)):
+            raise WireError("a trace event's value is not a number")
         events.append(tuple(e))
     return events
+
+
+_EVENT_INTS = (0, 1, 2, 6, 7)
 
 
 def _list(x) -> list:
