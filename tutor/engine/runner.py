@@ -57,7 +57,16 @@ class Runner:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
-        """Start the child now (it warms up while the learner types)."""
+        """Start the child now (it warms up while the learner types). From the UI's thread: while a
+        request is in flight there is a child already, and this returns at once."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            self._start()
+        finally:
+            self._lock.release()
+
+    def _start(self) -> None:
         if self._child is None:
             from .sandbox import Child
 
@@ -90,7 +99,7 @@ class Runner:
         self._cancelled = True
         child = self._child
         if child is not None:
-            child.kill()
+            child.terminate()  # the request's own thread sees it end, and cleans up
 
     def __enter__(self):
         return self
@@ -163,7 +172,7 @@ class Runner:
     def _ask(self, request):
         from .sandbox import ChildDied, ChildFailed, ChildTimeout
 
-        self.start()
+        self._start()
         child = self._child
         limit = self.timeout + GRACE + (0 if child.answered else COLD_START_GRACE)
         watch = self._watch_memory if self.backend == "gpu" else None
@@ -190,7 +199,7 @@ class Runner:
 
     def _watch_memory(self, child) -> None:
         if child.proc is not None and _rss_mb(child.proc.pid) > self.memory_mb:
-            child.kill()
+            child.terminate()
 
     def _died(self, error, request):
         code = error.code

@@ -167,7 +167,7 @@ class Child:
         except wire.WireTimeout:
             self.kill()
             raise ChildTimeout() from None
-        except wire.WireClosed:
+        except (wire.WireClosed, OSError, ValueError):  # ended (terminate() from another thread, say)
             raise self._died() from None
         except wire.WireError as e:  # a child that speaks garbage is ended, and says so
             self.kill()
@@ -214,8 +214,9 @@ class Child:
                 pass
         self.kill()
 
-    def kill(self) -> None:
-        proc, self.proc = self.proc, None
+    def terminate(self) -> None:
+        """End the child and its session now, from any thread; the thread that asked sees it end."""
+        proc = self.proc
         if proc is not None:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
@@ -223,6 +224,12 @@ class Child:
                 pass
             for pid in session_members(proc.pid):
                 _signal(pid)
+
+    def kill(self) -> None:
+        """End the child and let go of everything it had: its channel and its folder."""
+        self.terminate()
+        proc, self.proc = self.proc, None
+        if proc is not None:
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
