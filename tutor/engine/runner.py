@@ -157,6 +157,10 @@ class Runner:
             answer = self._ask(request)
         if isinstance(answer, Verdict):  # the compiler's child died or hung: say so, as a failure
             return answer.failures[0], None
+        if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], (Failure, type(None)))
+                and isinstance(answer[1], (str, type(None)))):
+            return Failure(kind="runtime_error", message="The compiler's process answered with something that "
+                                                         "is not a compile check's result."), None
         return answer
 
     def _ask_in_turn(self, request, on_wait):
