@@ -445,13 +445,16 @@ def _landlock(libc, conf) -> list[str]:
     if ruleset < 0:
         return [f"Landlock refused a ruleset ({os.strerror(ctypes.get_errno())})"]
     try:
-        reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix, f"/proc/{os.getpid()}"}
+        reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
         reads |= {p for p in sys.path if p} | set(conf.get("read_paths", []))
         reads |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p}
         reads |= {os.environ[k] for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)}  # NVVM, libdevice
         for path in reads:
             _allow(libc, ruleset, path, LL_READS, fs)
         _allow(libc, ruleset, conf["folder"], fs, fs)  # its own folder: everything
+        # Its own /proc entry, written too: the CUDA driver's cuInit fails (CUDA_ERROR_OPERATING_SYSTEM)
+        # when it cannot write there; what is written there concerns this process alone.
+        _allow(libc, ruleset, f"/proc/{os.getpid()}", LL_READS | LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0), fs)
         _allow(libc, ruleset, "/dev", LL_READ_DIR, fs)
         for device in DEVICE_READS:
             _allow(libc, ruleset, device, LL_READ_FILE | LL_WRITE_FILE | (LL_TRUNCATE if abi >= 3 else 0), fs)
