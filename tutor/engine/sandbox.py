@@ -108,7 +108,7 @@ class Child:
         ans_r, ans_w = os.pipe()
         settings = {"wire": [req_r, ans_w], "memory_mb": 0 if self.gpu else self.memory_mb, "gpu": self.gpu,
                     "cpu_seconds": self.cpu_seconds, "folder": self.folder,
-                    "read_paths": self.read_paths + [str(ROOT)], "parent": os.getpid()}
+                    "read_paths": self.read_paths + [str(ROOT)]}
         env = clean_env({**self.extra_env, "GPU_TUTOR_SANDBOX": _json(settings)}, home=self.folder)
         stderr = open(os.path.join(self.folder, "stderr.txt"), "wb")
         try:
@@ -125,10 +125,6 @@ class Child:
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
-
-    @property
-    def warm(self) -> bool:
-        return self._ready
 
     def ask(self, header: dict, arrays: list | None = None, *, timeout: float, start_grace: float = 60.0,
             watch=None):
