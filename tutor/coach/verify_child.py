@@ -18,23 +18,13 @@ FILENAME = "candidate.py"
 
 
 def main(argv=None) -> int:
+    from ..engine.child import warm_up
     from ..engine.sandbox import serve
 
     argv = sys.argv[1:] if argv is None else argv
     backend = argv[0] if argv else "sim"
     state: dict = {}
-    return serve(lambda request, arrays: handle(backend, state, request, arrays), warm=lambda: _warm(backend))
-
-
-def _warm(backend: str) -> None:
-    if backend == "gpu":
-        from ..engine.gpu import import_cuda
-
-        import_cuda()
-    else:
-        from ..engine.compile import nvvm_missing
-
-        nvvm_missing()
+    return serve(lambda request, arrays: handle(backend, state, request, arrays), warm=lambda: warm_up(backend))
 
 
 def handle(backend: str, state: dict, request: dict, arrays: list):
@@ -56,13 +46,11 @@ def load(backend: str, state: dict, source: str) -> dict:
     state["source"] = source
     try:
         if backend == "sim":
-            from ..engine.compile import nvvm_missing
+            from ..engine.compile import compiler_required
 
-            missing = nvvm_missing()
-            if missing:
-                return {"failures": [{"kind": "compile_error", "message": (
-                    "a candidate runs on the simulator only after the real Numba compiler has accepted it, "
-                    f"and {missing.removeprefix('the real-compiler check was skipped: ')}")}]}
+            refusal = compiler_required("A candidate on the simulator")
+            if refusal:
+                return {"failures": [{"kind": "compile_error", "message": refusal}]}
             state["module"] = load_module_for_sim(source, FILENAME)
             state["compiled"] = set()
         else:

@@ -109,7 +109,7 @@ class Planned:
 
     config: LaunchConfig
     inputs: dict
-    expected: np.ndarray | None  # held by the judge; None in the child that ran the kernel
+    expected: np.ndarray
 
 
 def plan(puzzle: Puzzle, seed: int, n_random: int = N_RANDOM) -> list[Planned]:
@@ -214,16 +214,13 @@ def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_t
 
 
 def _compile_before_running(puzzle: Puzzle, source: str, filename: str) -> Failure | None:
-    from .compile import compile_check, nvvm_missing
+    from .compile import compile_check, compiler_required
 
-    missing = nvvm_missing()
-    if missing:
-        return Failure(kind="compile_error", message=(
-            "Model-written code runs only after the real Numba compiler has accepted it, and "
-            f"{missing.removeprefix('the real-compiler check was skipped: ')}"))
-    for config in puzzle.configs[:1] + [c for c in puzzle.configs[1:] if arg_types(puzzle, c) !=
-                                        arg_types(puzzle, puzzle.configs[0])]:
-        failure = compile_check(source, filename, puzzle.signature, arg_types(puzzle, config))
+    refusal = compiler_required("Model-written code")
+    if refusal:
+        return Failure(kind="compile_error", message=refusal)
+    for types in dict.fromkeys(tuple(arg_types(puzzle, c)) for c in puzzle.configs):  # each typing once
+        failure = compile_check(source, filename, puzzle.signature, list(types))
         if failure is not None:
             return failure
     return None

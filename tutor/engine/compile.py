@@ -41,6 +41,16 @@ def nvvm_missing() -> str | None:
     return reason
 
 
+def compiler_required(what: str) -> str | None:
+    """Why `what` (code a model wrote) cannot run here, when the real compiler is missing: such code
+    runs only after the compiler has accepted it. None when the compiler works."""
+    missing = nvvm_missing()
+    if missing is None:
+        return None
+    return (f"{what} runs only after the real Numba compiler has accepted it, and "
+            f"{missing.removeprefix('the real-compiler check was skipped: ')}")
+
+
 def compile_check(source: str, filename: str, signature: list[str], arg_types: list[tuple]) -> Failure | None:
     """Compile `kernel` for the types of one launch. arg_types: per parameter ('array', dtype, ndim)
     or ('int',). Returns a compile_error Failure, or None when it compiles."""
