@@ -79,31 +79,67 @@ def out_of_bounds(trace: Trace, config: str) -> list[Failure]:
 
 # -- unwritten reads -------------------------------------------------------------------------------
 def uninitialized_reads(trace: Trace, config: str) -> list[Failure]:
-    """Reads of cells nobody wrote before. A cell that another thread writes later in the same
-    phase is not unwritten memory but a missing barrier: the race report covers it."""
-    written_in_phase = {(e[2], e[3], e[6]) for e in trace.events if e[1] == WRITE or e[1] == ATOMIC}
-    groups: dict = {}
+    """Reads of cells nobody wrote before, judged as Valgrind's memcheck judges them: an error once
+    the value read is used (stored, branched on, an index, converted, given to an atomic), not while
+    it is only copied or computed with, and not if it is thrown away. The report names the read.
+    A cell that another thread writes later in the same phase is not unwritten memory but a missing
+    barrier: the race report covers it. The reading thread's own later write excuses nothing
+    (`cache[t] += x` on a cell nobody set is garbage plus x)."""
+    reads = _used_unwritten_reads(trace)
+    if not reads:
+        return []
+    tpb = trace.threads_per_block
+    wanted = {(e[2], e[3], e[6]) for e, _ in reads}
+    writers: dict = {}
     for e in trace.events:
-        if e[1] == UNINIT_READ and (e[2], e[3], e[6]) not in written_in_phase:
-            info = trace.arrays[e[2]]
-            groups.setdefault((info.space, info.name, e[5]), []).append(e)
+        if e[1] == WRITE and (e[2], e[3], e[6]) in wanted:
+            writers.setdefault((e[2], e[3], e[6]), []).append(e)
+    groups: dict = {}
+    for e, used_on in reads:
+        if _written_by_another_thread(e, writers.get((e[2], e[3], e[6]), ()), tpb):
+            continue
+        info = trace.arrays[e[2]]
+        groups.setdefault((info.space, info.name, e[5]), []).append((e, used_on))
     failures = []
     for (space, name, line), evs in groups.items():
-        first = evs[0]
+        first, used_on = evs[0]
         block, thread = trace.where(first[0])
-        threads = len({e[0] for e in evs})
+        threads = len({e[0] for e, _ in evs})
         more = f" {threads - 1} other thread(s) did the same." if threads > 1 else ""
         where = "shared memory starts with whatever was there before" if space == SHARED else \
             "local arrays start with garbage"
+        use = f" and uses the value on line {used_on}" if used_on is not None and used_on != line else ""
         failures.append(Failure(
             kind="uninitialized_read",
             message=(f"{_who(trace, first[0]).capitalize()} reads {_cell(trace, first[2], first[3])} on line "
-                     f"{line}, but no thread had written that cell yet: on a GPU {where}.{more} Make sure "
+                     f"{line}{use}, but no thread had written that cell yet: on a GPU {where}.{more} Make sure "
                      f"some thread writes every cell that is read (threads past the end can write 0), "
                      f"and put a barrier between the writes and the reads."),
             config=config, array=name, index=_index(trace, first[2], first[3]), block=block, thread=thread,
             line=line, count=threads))
     return failures
+
+
+def _used_unwritten_reads(trace: Trace) -> list:
+    """(UNINIT_READ event, line that used its value or None), in trace order: the reads whose value
+    the kernel used, or every one where the trace did not follow uses."""
+    events = trace.events
+    used = getattr(trace, "uninit_used", None)
+    if used is None:
+        return [(e, None) for e in events if e[1] == UNINIT_READ]
+    n = len(events)
+    return [(events[i], used[i]) for i in sorted(i for i in used if type(i) is int and 0 <= i < n)
+            if events[i][1] == UNINIT_READ]
+
+
+def _written_by_another_thread(read, writes, tpb) -> bool:
+    """A plain write of the read's cell in its phase by another thread (the race report's case),
+    unless both are lanes of one warp and a syncwarp orders the read first."""
+    warp = (read[0] % tpb) // 32
+    for w in writes:
+        if w[0] != read[0] and not ((w[0] % tpb) // 32 == warp and w[7] != read[7]):
+            return True
+    return False
 
 
 # -- races -----------------------------------------------------------------------------------------
@@ -129,7 +165,9 @@ def races(trace: Trace, config: str) -> list[Failure]:
         if pair is None:
             continue
         w, o, cross = pair
-        key = (aid if spaces[aid] == GLOBAL else (trace.arrays[aid].name, SHARED), w[5], o[5], o[1], cross)
+        same = _same_value_writes(evs, w, o, cross, tpb)
+        key = (aid if spaces[aid] == GLOBAL else (trace.arrays[aid].name, SHARED), w[5], o[5], o[1], cross,
+               same)
         if key in found:
             found[key][1] += 1
             if w[6] < found[key][0][0][6]:
@@ -137,13 +175,25 @@ def races(trace: Trace, config: str) -> list[Failure]:
         else:
             found[key] = [pair, 1]
     failures = []
-    for (_, wline, oline, oop, cross), ((w, o, _), count) in found.items():
+    for (_, wline, oline, oop, cross, same), ((w, o, _), count) in found.items():
         info = trace.arrays[w[2]]
         what = {READ: "reads", UNINIT_READ: "reads", WRITE: "writes", ATOMIC: "atomically updates"}[oop]
         block, thread = trace.where(w[0])
         oblock, othread = trace.where(o[0])
         cells = f" ({count} cells of '{info.name}' race the same way)" if count > 1 else ""
-        if cross:
+        if same:
+            # Every writer stores one value: nothing is lost today, so a barrier or an atomic is the
+            # wrong cure. It stays a race (the memory model says so) and costs a write per thread.
+            other = _who(trace, o[0]) if cross else f"thread {fmt_dim(othread)}"
+            where = "" if cross else f", with no barrier between them (both in barrier phase {w[6]})"
+            one = ("let one thread of the grid write it, e.g. under `if cuda.grid(1) == 0:`" if cross else
+                   "let one thread write it, e.g. under `if cuda.threadIdx.x == 0:`")
+            then = (", then a cuda.syncthreads() before the other threads read it" if same == "read" else "")
+            msg = (f"{_who(trace, w[0]).capitalize()} writes {_cell(trace, w[2], w[3])} on line {wline} and "
+                   f"{other} writes the same value ({_fmt(w[4])}) to it on line {oline}{where}{cells}. "
+                   f"The result looks right, but on a GPU this is still a race, and every "
+                   f"{'block' if cross else 'thread'} pays for a write that one thread can do: {one}{then}.")
+        elif cross:
             msg = (f"{_who(trace, w[0]).capitalize()} writes {_cell(trace, w[2], w[3])} on line {wline} and "
                    f"{_who(trace, o[0])} {what} it on line {oline}{cells}. Blocks run in any order and "
                    f"cannot wait for each other: give each block its own cells, or use cuda.atomic.add.")
@@ -158,6 +208,22 @@ def races(trace: Trace, config: str) -> list[Failure]:
                                 other_thread=othread, line=wline, count=count,
                                 details=[{"other_block": list(oblock), "other_line": oline}]))
     return failures
+
+
+def _same_value_writes(evs, w, o, cross, tpb):
+    """Whether a racing pair is only threads storing one value: both plain writes, and every plain
+    write to the cell where they race (the block's barrier phase, or for blocks the whole launch)
+    stores that value, with no atomics. "read" when some other thread also reads it there."""
+    if o[1] != WRITE or w[4] != o[4]:
+        return False
+    scope = evs if cross else [e for e in evs if e[6] == w[6] and e[0] // tpb == w[0] // tpb]
+    reads = False
+    for e in scope:
+        if e[1] == ATOMIC or (e[1] == WRITE and e[4] != w[4]):
+            return False
+        if e[1] != WRITE and e[0] != w[0]:
+            reads = True
+    return "read" if reads and not cross else True
 
 
 def _suspect_cells(trace: Trace, spaces: list):

@@ -4,7 +4,9 @@ Each block runs on its own. Every thread of the block runs until it reaches a ba
 primitive or its end; when every thread of the block waits at the same barrier, the phase ends and
 they all go on. A barrier that only some threads of the block reach is barrier divergence: on a GPU
 that hangs or corrupts results, so the block stops there and the verdict says which threads went
-where. Warp primitives resolve once every live lane of the warp that the mask names has arrived.
+where. Warp primitives resolve mask by mask: the lanes that called with one mask go on once every
+live lane that mask names has arrived, with a result from their own values (two half-warps may each
+vote with their own mask).
 
 Greenlets are pooled and reused across threads and launches (a fresh greenlet costs several
 microseconds, a reused one a fraction of one), and the `cuda` stand-in's thread attributes are
@@ -30,6 +32,7 @@ from .simarray import SimArray, new_array
 from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
 _DONE = object()
+_DYNAMIC = "dynamic shared memory"  # the key of a block's dynamic shared array among its shared arrays
 
 
 class KernelTimeout(BaseException):
@@ -55,9 +58,13 @@ class SimKernel:
         self.__name__ = getattr(fn, "__name__", "kernel")
 
     def __getitem__(self, config):
-        if not isinstance(config, tuple) or len(config) < 2:
-            raise TypeError("launch a kernel as kernel[blocks, threads](...)")
+        # kernel[blocks, threads], kernel[blocks, threads, stream] or kernel[blocks, threads, stream,
+        # shared_bytes]: the simulator has one stream, so the stream changes nothing here
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise TypeError("launch a kernel as kernel[blocks, threads](...), or as kernel[blocks, threads, "
+                            "0, shared_bytes](...) for dynamic shared memory")
         blocks, threads = config[0], config[1]
+        shared_bytes = config[3] if len(config) == 4 else 0
 
         def launcher(*args):
             cuda = self.cuda
@@ -65,7 +72,7 @@ class SimKernel:
             if cuda._record_only:
                 return None
             names = [f"arg{i}" for i in range(len(args))]
-            launch = Launch(self, blocks, threads, list(zip(names, args)))
+            launch = Launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes)
             trace = launch.run()
             cuda._traces.append((trace, launch.failures))
             return None
@@ -131,7 +138,7 @@ class Launch:
     """One kernel launch on the simulator: arrays wrapped, blocks run, everything traced."""
 
     def __init__(self, kernel: SimKernel, blocks, threads, named_args, *, source_lines=None,
-                 filename=None, max_events=5_000_000):
+                 filename=None, max_events=5_000_000, shared_bytes=0):
         self.kernel = kernel
         self.cuda = kernel.cuda
         self.grid = _dim3(blocks, "blocks")
@@ -141,6 +148,10 @@ class Launch:
         self.block_nd = 1 if isinstance(threads, (int, np.integer)) else len(tuple(threads))
         if self.block[0] * self.block[1] * self.block[2] > 1024:
             raise ValueError(f"a block may hold at most 1024 threads, got {fmt_dim(self.block)}")
+        if not isinstance(shared_bytes, (int, np.integer)) or isinstance(shared_bytes, bool) or shared_bytes < 0:
+            raise ValueError(f"the dynamic shared memory of a launch is a whole number of bytes, got {shared_bytes!r}")
+        # every cuda.shared.array(0, dtype) of a block is a view of one buffer of this many bytes
+        self.shared_bytes = int(shared_bytes)
         self.trace = Trace(self.grid, self.block, grid_nd=self.grid_nd, block_nd=self.block_nd)
         self.events = self.trace.events
         self.failures: list[dict] = []
@@ -211,7 +222,7 @@ class Launch:
                 gc.enable()
             cuda.launch = previous
             for array, sim in self._outputs:
-                array[...] = np.asarray(sim.data, dtype=array.dtype).reshape(array.shape)
+                array[...] = _host_values(sim.data, array.dtype).reshape(array.shape)
         return self.trace
 
     def _run_block(self, bpos):
@@ -342,66 +353,85 @@ class Launch:
         return self._main.switch(("warp", "activemask", 0xFFFFFFFF, None, None, _caller_line()))
 
     def _resolve_warps(self, threads, at_warp):
+        """Resolve each lane group that waits at a warp primitive: the lanes that called it with one
+        mask. A group is ready once every live lane its mask names has arrived; its result comes from
+        its own lanes only. Lanes of one mask at different calls, or a named lane that called with
+        another mask, is divergence."""
         by_warp = {}
         for t in at_warp:
             by_warp.setdefault(t.warp, []).append(t)
         resolved = []
-        for w, group in by_warp.items():
-            mask = 0
-            for t in group:
-                mask |= int(t.req[2]) & 0xFFFFFFFF
-            lanes = [t for t in threads if t.warp == w and not t.done and (mask >> t.lane) & 1]
-            waiting = {t.lane for t in group}
-            if any(t.lane not in waiting for t in lanes):
-                continue  # a participating lane has not arrived yet (it is at a block barrier)
-            ops = {(t.req[1], t.req[5]) for t in group}
-            if len(ops) > 1:
-                desc = ", ".join(f"{op} on line {ln}" for op, ln in sorted(ops, key=lambda o: o[1]))
-                block = self.block_pos[:self.grid_nd]
-                self.failures.append({
-                    "kind": "barrier_divergence",
-                    "message": (f"Lanes of warp {w} in block {fmt_dim(block)} reached different warp "
-                                f"primitives at once ({desc}). A *_sync primitive must be reached by every "
-                                "lane its mask names, at the same call."),
-                    "block": block, "thread": _tdim(self, group[0]), "line": group[0].req[5],
-                })
-                self._abandon(threads, "stopped at a diverged warp primitive")
-                raise StopLaunch
-            op = group[0].req[1]
-            values = {t.lane: t.req[3] for t in group}
-            live_mask = 0
-            for t in threads:
-                if t.warp == w and not t.done:
-                    live_mask |= 1 << t.lane
-            for t in group:
-                _, _, m, value, arg, _ = t.req
-                if op == "syncwarp":
-                    t.wphase += 1
-                    res = None
-                elif op == "shfl":
-                    res = values.get(int(arg) % 32, value)
-                elif op == "shfl_up":
-                    src = t.lane - int(arg)
-                    res = values.get(src, value) if src >= 0 else value
-                elif op == "shfl_down":
-                    src = t.lane + int(arg)
-                    res = values.get(src, value) if src < 32 else value
-                elif op == "shfl_xor":
-                    res = values.get(t.lane ^ int(arg), value)
-                elif op == "all":
-                    res = int(all(v for v in values.values()))
-                elif op == "any":
-                    res = int(any(v for v in values.values()))
-                elif op == "ballot":
-                    res = sum(1 << lane for lane, v in values.items() if v)
-                elif op == "activemask":
-                    res = live_mask
-                else:  # pragma: no cover - every op above is produced by FakeCuda
-                    raise Unsupported(op)
-                t.resume = res
-                t.req = None
-                resolved.append(t)
+        for w, waiting in by_warp.items():
+            live = [t for t in threads if t.warp == w and not t.done]
+            arrived = {t.lane: t for t in waiting}
+            groups = {}
+            for t in waiting:
+                groups.setdefault(int(t.req[2]) & 0xFFFFFFFF, []).append(t)
+            for mask, group in groups.items():
+                named = [t for t in live if (mask >> t.lane) & 1]
+                if any(t.lane not in arrived for t in named):
+                    continue  # a participating lane has not arrived yet (it is at a block barrier)
+                ops = {(t.req[1], t.req[5]) for t in group}
+                if len(ops) > 1:
+                    desc = ", ".join(f"{op} on line {ln}" for op, ln in sorted(ops, key=lambda o: o[1]))
+                    self._warp_divergence(threads, group[0], (
+                        f"Lanes of warp {w} in block {fmt_dim(self.block_pos[:self.grid_nd])} reached different "
+                        f"warp primitives at once ({desc}). A *_sync primitive must be reached by every lane "
+                        "its mask names, at the same call."))
+                stranger = next((arrived[t.lane] for t in named if int(arrived[t.lane].req[2]) & 0xFFFFFFFF != mask),
+                                None)
+                if stranger is not None:
+                    first = group[0]
+                    self._warp_divergence(threads, first, (
+                        f"Lane {first.lane} of warp {w} in block {fmt_dim(self.block_pos[:self.grid_nd])} calls "
+                        f"{first.req[1]} on line {first.req[5]} with mask {mask:#010x}, but lane {stranger.lane}, "
+                        f"which that mask names, calls {stranger.req[1]} on line {stranger.req[5]} with mask "
+                        f"{int(stranger.req[2]) & 0xFFFFFFFF:#010x}. Every lane a mask names must make the same "
+                        "call with the same mask."))
+                resolved += self._resolve_group(group, live)
         return resolved
+
+    def _resolve_group(self, group, live):
+        op = group[0].req[1]
+        values = {t.lane: t.req[3] for t in group}
+        live_mask = 0
+        for t in live:
+            live_mask |= 1 << t.lane
+        for t in group:
+            _, _, m, value, arg, _ = t.req
+            if op == "syncwarp":
+                t.wphase += 1
+                res = None
+            elif op == "shfl":
+                res = values.get(int(arg) % 32, value)
+            elif op == "shfl_up":
+                src = t.lane - int(arg)
+                res = values.get(src, value) if src >= 0 else value
+            elif op == "shfl_down":
+                src = t.lane + int(arg)
+                res = values.get(src, value) if src < 32 else value
+            elif op == "shfl_xor":
+                res = values.get(t.lane ^ int(arg), value)
+            elif op == "all":
+                res = int(all(v for v in values.values()))
+            elif op == "any":
+                res = int(any(v for v in values.values()))
+            elif op == "ballot":
+                res = sum(1 << lane for lane, v in values.items() if v)
+            elif op == "activemask":
+                res = live_mask
+            else:  # pragma: no cover - every op above is produced by FakeCuda
+                raise Unsupported(op)
+            t.resume = res
+            t.req = None
+        return group
+
+    def _warp_divergence(self, threads, t, message):
+        block = self.block_pos[:self.grid_nd]
+        self.failures.append({"kind": "barrier_divergence", "message": message, "block": block,
+                              "thread": _tdim(self, t), "line": t.req[5]})
+        self._abandon(threads, "stopped at a diverged warp primitive")
+        raise StopLaunch
 
     def _warp_deadlock(self, threads, at_warp, at_bar):
         t = at_warp[0]
@@ -424,8 +454,25 @@ class Launch:
         if arr is None:
             shape = _shape(shape)
             line = frame.f_lineno
-            arr = self._new_array(shape, dtype, SHARED, line, block=self.block_pos[:self.grid_nd])
+            if shape == (0,):
+                arr = self._dynamic_shared(dtype, line)
+            else:
+                arr = self._new_array(shape, dtype, SHARED, line, block=self.block_pos[:self.grid_nd])
             self._shared[key] = arr
+        return arr
+
+    def _dynamic_shared(self, dtype: ScalarType, line):
+        """cuda.shared.array(0, dtype): the block's dynamic shared memory, shared_bytes // itemsize
+        elements. In CUDA every such array starts at one base address, so here they are all one
+        array (one storage, one trace id): a write through one is a write through the others."""
+        arr = self._shared.get(_DYNAMIC)
+        if arr is None:
+            size = self.shared_bytes // dtype.np_dtype.itemsize
+            arr = self._new_array((size,), dtype, SHARED, line, block=self.block_pos[:self.grid_nd])
+            self._shared[_DYNAMIC] = arr
+        elif arr.dtype != dtype.np_dtype.name:
+            # the same bytes seen as two types: the simulator keeps values, not bytes
+            raise Unsupported(f"dynamic shared memory used as both {arr.dtype} and {dtype.np_dtype.name}")
         return arr
 
     def local_array(self, shape, dtype: ScalarType, frame):
@@ -582,6 +629,19 @@ def _dtype_name(dtype) -> str:
     if name is None:
         name = _DTYPE_NAMES[dtype] = dtype.name
     return name
+
+
+def _host_values(data, dtype) -> np.ndarray:
+    """A simulated array's values as `dtype`. An integer too big for it wraps to its width, two's
+    complement, as a GPU's store does (2**31 + 5 in an int32 is -2**31 + 5; -1 in a uint32 is
+    2**32 - 1); numpy would refuse it."""
+    try:
+        return np.asarray(data, dtype=dtype)
+    except OverflowError:
+        if dtype.kind not in "iu":
+            raise
+        mask = (1 << (8 * dtype.itemsize)) - 1
+        return np.asarray([v & mask for v in data], dtype=f"u{dtype.itemsize}").view(dtype)
 
 
 def _shape(shape) -> tuple:

@@ -3,11 +3,15 @@
 Storage is a flat Python list (reads return Python floats and ints, which is several times faster
 than numpy scalars); the launch copies it back into a numpy array of the right dtype at the end.
 Negative indices are out of bounds here, as on a GPU, even though numpy would wrap them. Shared and
-local memory start poisoned (None), so a read of a cell nobody wrote is caught.
+local memory start poisoned (None), so a read of a cell nobody wrote is caught. Such a read gives an
+Undefined value, judged as Valgrind's memcheck judges one: copying it and computing with it is no
+error, using it is (see Undefined).
 """
 
 from __future__ import annotations
 
+import math
+import operator
 import sys
 
 from .trace import ATOMIC, OOB_READ, OOB_WRITE, READ, UNINIT_READ, WRITE
@@ -20,7 +24,7 @@ class SimArray:
     """A view over flat storage: shape and element strides, plus the array id the trace uses."""
 
     __slots__ = ("data", "shape", "strides", "offset", "aid", "st", "ndim", "n0", "s0", "s1", "n1",
-                 "is_int", "poisoned", "readonly", "dtype", "emit")
+                 "is_int", "poisoned", "readonly", "dtype", "emit", "lo", "hi")
 
     def __init__(self, data, shape, strides, offset, aid, st, is_int, poisoned, dtype, readonly=False):
         self.data = data
@@ -35,6 +39,7 @@ class SimArray:
         self.n1 = shape[1] if len(shape) > 1 else 0
         self.s1 = strides[1] if len(strides) > 1 else 0
         self.is_int = is_int
+        self.lo, self.hi = _INT_RANGES.get(dtype, (None, None)) if is_int else (None, None)
         self.poisoned = poisoned
         self.dtype = dtype
         self.readonly = readonly
@@ -126,9 +131,8 @@ class SimArray:
             return flat  # a view
         v = self.data[flat]
         if v is None:
-            st.events.append((st.tid, UNINIT_READ, self.aid, flat, None,
-                              _getframe(depth).f_lineno, st.phase, st.wphase))
-            return 0 if self.is_int else NAN
+            origin = _unwritten_read(st, self.aid, flat, _getframe(depth).f_lineno)
+            return Undefined(0 if self.is_int else NAN, origin, st)
         st.events.append((st.tid, READ, self.aid, flat, v, _getframe(depth).f_lineno, st.phase, st.wphase))
         return v
 
@@ -137,6 +141,8 @@ class SimArray:
         st = self.st
         if type(flat) is not int:
             if flat is None:
+                if type(value) is Undefined:
+                    value = value.use()  # a store, if to nowhere
                 st.events.append((st.tid, OOB_WRITE, self.aid, _norm(idx), _plain(value),
                                   _getframe(depth).f_lineno, st.phase, st.wphase))
                 return
@@ -152,6 +158,8 @@ class SimArray:
         if self.is_int:
             if type(value) is not int:
                 value = _to_int(value)
+            if self.lo is not None and not self.lo <= value <= self.hi:
+                value = self._wrap(value)
             return value
         if type(value) is not float:
             value = float(value)
@@ -170,12 +178,20 @@ class SimArray:
             raise TypeError("an atomic needs one element, not a slice of an array")
         old = self.data[flat]
         if old is None:
-            st.events.append((st.tid, UNINIT_READ, self.aid, flat, None, line, st.phase, st.wphase))
+            origin = _unwritten_read(st, self.aid, flat, line)
+            st.trace.uninit_used[origin] = line  # used at once: the result is stored
             old = 0 if self.is_int else NAN
         new = self._coerce(update(old))
         self.data[flat] = new
         st.events.append((st.tid, ATOMIC, self.aid, flat, new, line, st.phase, st.wphase))
         return old
+
+    def _wrap(self, value: int) -> int:
+        """A store past the type's range keeps the low bits, two's complement, as on a GPU."""
+        if self.lo == 0 and self.hi == 1:  # bool
+            return 1 if value else 0
+        span = self.hi - self.lo + 1
+        return (value - self.lo) % span + self.lo
 
     def __repr__(self):
         return f"<simulated array shape={self.shape}>"
@@ -205,6 +221,8 @@ class Contiguous1D(SimArray):
             if self.is_int:
                 if type(value) is not int:
                     value = _to_int(value)
+                if self.lo is not None and not self.lo <= value <= self.hi:
+                    value = self._wrap(value)
             elif type(value) is not float:
                 value = float(value)
             self.data[idx] = value
@@ -238,6 +256,8 @@ class Contiguous2D(SimArray):
                 if self.is_int:
                     if type(value) is not int:
                         value = _to_int(value)
+                    if self.lo is not None and not self.lo <= value <= self.hi:
+                        value = self._wrap(value)
                 elif type(value) is not float:
                     value = float(value)
                 flat = i * self.n1 + j
@@ -246,6 +266,201 @@ class Contiguous2D(SimArray):
                 self.emit((st.tid, WRITE, self.aid, flat, value, _getframe(1).f_lineno, st.phase, st.wphase))
                 return
         self._set(idx, value, 2)
+
+
+def _unwritten_read(st, aid, flat, line) -> int:
+    """Trace a read of a cell nobody wrote; its index in the events, for an Undefined to point at."""
+    events = st.events
+    events.append((st.tid, UNINIT_READ, aid, flat, None, line, st.phase, st.wphase))
+    trace = st.trace
+    if trace.uninit_used is None:
+        trace.uninit_used = {}  # this launch follows uses: only those reads that mattered count
+    return len(events) - 1
+
+
+class Undefined:
+    """A value read from memory no thread wrote, as Valgrind's memcheck sees it: garbage that a
+    thread may copy, shuffle, print and compute with, an error only once it matters. Arithmetic,
+    comparisons and math on it give Undefined results that point at the same read. It is used, and
+    the read is reported, when it is stored into an array, decides a branch (bool), becomes an index
+    or a count, is converted (int(), float(), a numba cast, a math function) or reaches an atomic.
+
+    `v` is what the simulator computes with meanwhile: 0 for an int cell, NaN for a float one, so
+    outputs and control flow are what they were before values were followed. `origin` is the
+    UNINIT_READ event's index in the trace; `st` the Launch."""
+
+    __slots__ = ("v", "origin", "st")
+
+    def __init__(self, v, origin, st):
+        self.v = v
+        self.origin = origin
+        self.st = st
+
+    def use(self):
+        """The value matters from here on: note its read (once) with the line that used it."""
+        used = self.st.trace.uninit_used
+        if self.origin not in used:
+            used[self.origin] = _kernel_line(self.st.filename)
+        return self.v
+
+    # -- uses -----------------------------------------------------------------------------------
+    def __bool__(self):
+        return bool(self.use())
+
+    def __index__(self):
+        v = self.use()
+        try:
+            return operator.index(v)
+        except TypeError:
+            raise TypeError(f"a {type(v).__name__} cannot be used as an index or a count (this one was read "
+                            f"on line {self.st.events[self.origin][5]} from memory no thread wrote)") from None
+
+    def __int__(self):
+        v = self.use()
+        try:
+            return int(v)
+        except (ValueError, OverflowError):
+            return 0  # NaN or infinity: garbage either way
+
+    def __float__(self):
+        return float(self.use())
+
+    def __complex__(self):
+        return complex(self.use())
+
+    def __hash__(self):
+        return hash(self.use())
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name in Undefined.__slots__:
+            raise AttributeError(name)
+        return getattr(self.use(), name)
+
+    # -- passing it on is no use ----------------------------------------------------------------
+    def __str__(self):
+        return str(self.v)
+
+    def __repr__(self):
+        return repr(self.v)
+
+    def __format__(self, spec):
+        return format(self.v, spec)
+
+    # what a plain number would refuse, in the words a plain number would use
+    def __len__(self):
+        return len(self.v)
+
+    def __getitem__(self, idx):
+        return self.v[idx]
+
+    def __iter__(self):
+        return iter(self.v)
+
+    def __call__(self, *args, **kwargs):
+        return self.v(*args, **kwargs)
+
+    # -- computing with it gives garbage that remembers where it came from ----------------------
+    def _like(self, v):
+        return Undefined(v, self.origin, self.st)
+
+    def __neg__(self):
+        return self._like(-self.v)
+
+    def __pos__(self):
+        return self._like(+self.v)
+
+    def __abs__(self):
+        return self._like(abs(self.v))
+
+    def __invert__(self):
+        return self._like(~self.v)
+
+    def __round__(self, ndigits=None):
+        return self._like(_garbage(round, self.v, ndigits) if ndigits is not None else _garbage(round, self.v))
+
+    def __floor__(self):
+        return self._like(_garbage(math.floor, self.v))
+
+    def __ceil__(self):
+        return self._like(_garbage(math.ceil, self.v))
+
+    def __trunc__(self):
+        return self._like(_garbage(math.trunc, self.v))
+
+    def __divmod__(self, other):
+        q, r = _garbage(divmod, self.v, _plain_value(other), pair=True)
+        return self._like(q), self._like(r)
+
+    def __rdivmod__(self, other):
+        q, r = _garbage(divmod, _plain_value(other), self.v, pair=True)
+        return self._like(q), self._like(r)
+
+    def __pow__(self, other, mod=None):
+        if mod is None:
+            return self._like(_garbage(pow, self.v, _plain_value(other)))
+        return self._like(_garbage(pow, self.v, _plain_value(other), _plain_value(mod)))
+
+    def __rpow__(self, other):
+        return self._like(_garbage(pow, _plain_value(other), self.v))
+
+    # numpy: a ufunc (np.sqrt, or a numpy scalar's operator) computes on the stand-in, and the
+    # result stays undefined
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or "out" in kwargs:
+            return NotImplemented
+        r = _garbage(ufunc, *(_plain_value(x) for x in inputs), **kwargs)
+        if type(r) is tuple:
+            return tuple(self._like(x) for x in r)
+        return self._like(r)
+
+
+def _binary(op):
+    def forward(self, other):
+        return Undefined(_garbage(op, self.v, _plain_value(other)), self.origin, self.st)
+
+    def reverse(self, other):
+        return Undefined(_garbage(op, _plain_value(other), self.v), self.origin, self.st)
+
+    return forward, reverse
+
+
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv), ("floordiv", operator.floordiv), ("mod", operator.mod),
+                   ("lshift", operator.lshift), ("rshift", operator.rshift), ("and", operator.and_),
+                   ("or", operator.or_), ("xor", operator.xor)):
+    _fwd, _rev = _binary(_op)
+    setattr(Undefined, f"__{_name}__", _fwd)
+    setattr(Undefined, f"__r{_name}__", _rev)
+for _name, _op in (("lt", operator.lt), ("le", operator.le), ("gt", operator.gt), ("ge", operator.ge),
+                   ("eq", operator.eq), ("ne", operator.ne)):
+    setattr(Undefined, f"__{_name}__", _binary(_op)[0])  # Python reflects comparisons itself
+del _name, _op, _fwd, _rev
+
+
+def _plain_value(x):
+    return x.v if type(x) is Undefined else x
+
+
+def _garbage(fn, *args, pair=False, **kwargs):
+    """fn(*args) on stand-in values; where that has no answer (NaN to an int, a division by the
+    stand-in 0), garbage in gives garbage out, not an error a GPU would never raise."""
+    try:
+        return fn(*args, **kwargs)
+    except (ArithmeticError, ValueError):
+        bad = NAN if fn is operator.truediv or any(type(a) is float for a in args) else 0
+        return (bad, bad) if pair else bad
+
+
+def _kernel_line(filename):
+    """The line of the learner's file that is running: the innermost frame of that file."""
+    f = _getframe(2)
+    for _ in range(64):
+        if f is None:
+            return None
+        if f.f_code.co_filename == filename:
+            return f.f_lineno
+        f = f.f_back
+    return None
 
 
 def new_array(data, shape, aid, st, is_int, poisoned, dtype, readonly=False) -> SimArray:
@@ -283,12 +498,19 @@ def _norm(idx):
 
 
 def _plain(v):
+    if type(v) is Undefined:
+        return v.use()
     if hasattr(v, "item"):
         try:
             return v.item()
         except Exception:
             return v
     return v
+
+
+_INT_RANGES = {f"{u}int{bits}": ((0, (1 << bits) - 1) if u else (-(1 << (bits - 1)), (1 << (bits - 1)) - 1))
+               for bits in (8, 16, 32, 64) for u in ("", "u")}
+_INT_RANGES["bool"] = (0, 1)
 
 
 def _to_int(value):

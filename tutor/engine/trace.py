@@ -106,6 +106,12 @@ class Trace:
     barriers: list[BarrierRecord] = field(default_factory=list)
     stopped: dict = field(default_factory=dict)  # tid -> reason the thread did not finish
     printed: str = ""
+    # Which reads of unwritten memory mattered, as Valgrind's memcheck judges them: index in
+    # `events` of each UNINIT_READ whose value the kernel went on to use (stored it, branched on it,
+    # indexed with it, converted it, gave it to an atomic) -> the kernel line of that first use, or
+    # None where unknown. None where uses were not followed (a trace from elsewhere): every read of
+    # unwritten memory then counts as used.
+    uninit_used: dict | None = None
 
     # -- geometry -------------------------------------------------------------------------------
     @property

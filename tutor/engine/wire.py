@@ -203,6 +203,8 @@ def _rebuild(obj, arrays, depth):
             raise WireError(f"{cls.__name__} has no field {str(key)[:60]!r}")
         if cls.__name__ == "Trace" and key == "events":
             values[key] = _events(value)
+        elif cls.__name__ == "Trace" and key == "uninit_used":
+            values[key] = _uninit_used(_decode(value, arrays, depth + 1))
         else:
             values[key] = _decode(value, arrays, depth + 1)
     try:
@@ -230,6 +232,15 @@ def _events(raw) -> list:
 
 
 _EVENT_INTS = (0, 1, 2, 6, 7)
+
+
+def _uninit_used(used):
+    """Trace.uninit_used: None, or event index -> the line that used the value (or None)."""
+    if used is None:
+        return None
+    if type(used) is not dict or not all(type(k) is int and type(v) in (int, type(None)) for k, v in used.items()):
+        raise WireError("a trace's used unwritten reads are not event indices with lines")
+    return used
 
 
 def _list(x) -> list:
