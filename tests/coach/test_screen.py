@@ -310,7 +310,8 @@ def launch(out, x, stream):
     n = x.shape[0]
     kern[(n + TPB - 1) // TPB, TPB, stream](out, x, n)
 """), "stream"),
-    "dynamic-shared-4th": (candidate(launch=LAUNCH.replace("kern[blocks, TPB]", "kern[blocks, TPB, 0, 1024]")), "stream"),
+    "dynamic-shared-on-a-stream": (candidate(launch=LAUNCH.replace("kern[blocks, TPB]", "kern[blocks, TPB, 1, 1024]")),
+                                   "stream"),
     "synchronize": (candidate(launch=LAUNCH + "    cuda.synchronize()\n"), "sync"),
     "event": (candidate(launch=LAUNCH + "    e = cuda.event()\n"), "event"),
     "print-in-launch": (candidate(launch=LAUNCH + "    print(n)\n"), "print"),
@@ -786,3 +787,100 @@ def test_a_puzzle_candidate_outside_the_grammar_is_rejected_before_any_run(catal
         assert target.judge(puzzle.reference).correct  # an honest candidate still runs and passes
     finally:
         target.close()
+
+
+# ---------------------------------------------------------------------------
+# Dynamic shared memory: kern[grid, block, 0, nbytes] on the default stream
+
+
+DYNAMIC_SHARED_SUM = candidate(kernel='''
+@cuda.jit
+def kern(out, x, n):
+    cache = cuda.shared.array(0, numba.float32)
+    t = cuda.threadIdx.x
+    i = cuda.grid(1)
+    cache[t] = x[i] if i < n else 0.0
+    cuda.syncthreads()
+    if t == 0:
+        acc = 0.0
+        for k in range(cuda.blockDim.x):
+            acc += cache[k]
+        cuda.atomic.add(out, 0, acc)
+''', launch="""
+def launch(out, x):
+    n = x.shape[0]
+    blocks = (n + TPB - 1) // TPB
+    kern[blocks, TPB, 0, TPB * 4](out, x, n)
+""")
+
+
+def test_a_launch_with_dynamic_shared_memory_on_stream_0_passes_the_screen():
+    assert screen(DYNAMIC_SHARED_SUM) == []
+    assert screen(DYNAMIC_SHARED_SUM.replace("kern[blocks, TPB, 0, TPB * 4]", "kern[blocks, TPB, 0]")) == []
+
+
+@pytest.mark.parametrize("config", ["blocks, TPB, 1, TPB * 4", "blocks, TPB, True, 64", "blocks, TPB, s, 64",
+                                    "blocks, TPB, cuda.default_stream(), 64"])
+def test_a_launch_on_any_stream_but_the_literal_0_is_refused(config):
+    source = DYNAMIC_SHARED_SUM.replace("blocks, TPB, 0, TPB * 4", config).replace("    n = ", "    s = 0\n    n = ")
+    found = [f for f in screen(source) if f.rule == "stream"]
+    assert found and "default stream" in found[0].fix
+    assert "timing" in RULES["stream"]
+
+
+def test_the_dynamic_shared_size_is_screened_as_size_arithmetic():
+    source = DYNAMIC_SHARED_SUM.replace("TPB * 4](", "x[0]](")
+    assert "host-read" in rules(source)
+
+
+def test_a_fifth_launch_config_element_is_refused():
+    source = DYNAMIC_SHARED_SUM.replace("TPB * 4](", "TPB * 4, 1](")
+    assert "launch-config" in rules(source)
+
+
+# ---------------------------------------------------------------------------
+# The spellings numba-cuda's own examples use for types and signatures
+
+SPELLED_PUZZLE_MODULES = {
+    "from numba.cuda import float32": "from numba import cuda\nfrom numba.cuda import float32\n\n\n@cuda.jit\n",
+    "cuda.float32": "from numba import cuda\n\nfloat32 = cuda.float32\n\n\n@cuda.jit\n",
+    "from numba.core import types": ("from numba import cuda\nfrom numba.core import types\n\nfloat32 = types.float32\n\n\n"
+                                     "@cuda.jit((types.float32[:], types.float32[:]))\n"),
+    "from numba.cuda import types": ("from numba import cuda\nfrom numba.cuda import types\n\nfloat32 = types.float32\n\n\n"
+                                     "@cuda.jit\n"),
+    "string signature": "from numba import cuda\nfrom numba.cuda import float32\n\n\n@cuda.jit('void(float32[:], float32[::1])')\n",
+    "list of signatures": ("from numba import cuda, float32, float64, void\n\n\n"
+                           "@cuda.jit([void(float64[:], float64[:]), 'void(float32[:], float32[:])'])\n"),
+}
+
+
+@pytest.mark.parametrize("name", SPELLED_PUZZLE_MODULES)
+def test_numba_cuda_type_spellings_pass_the_puzzle_screen(name):
+    # before: `float32` from numba.cuda was "not part of the cuda kernel API" (kernel-call) and
+    # `from numba.core import types` an import of `numba.core` (import)
+    source = SPELLED_PUZZLE_MODULES[name] + ("def kernel(out, a):\n    i = cuda.threadIdx.x\n"
+                                             "    out[i] = a[i] + float32(10)\n")
+    findings = screen_puzzle_module(source)
+    assert findings == [], "\n".join(map(str, findings))
+
+
+def test_only_types_may_be_imported_from_numba_core():
+    assert "import" in {f.rule for f in screen_puzzle_module(
+        "from numba import cuda\nfrom numba.core import types, serialize\n\n\n@cuda.jit\ndef kernel(out):\n    out[0] = 1\n")}
+
+
+@pytest.mark.parametrize("sig", ["'__import__(\"os\").getcwd() or (float32[:],)'", "'float32[len(\"ab\"):], int32'",
+                                 "'void(float32[:], int32, x=1)'", "'os.system(1)(float32[:])'"])
+def test_a_signature_string_is_read_as_types_only(sig):
+    source = f"from numba import cuda\n\n\n@cuda.jit({sig})\ndef kernel(out, a):\n    out[0] = a[0]\n"
+    assert "decorator" in {f.rule for f in screen_puzzle_module(source)}
+
+
+def test_a_signature_string_that_is_code_is_rejected_and_never_runs(tmp_path):
+    # Numba evaluates a signature string as Python while it loads the module: before this test the
+    # screen passed any string and Numba ran it in the verifier's child (`os.getpid()` there came back
+    # as "evaluates to 'int' instead of tuple or Signature"); only the sandbox stood in the way
+    marker = tmp_path / "ran"
+    source = softmax_with(marker, signature=f"'__import__(\"os\").system(\"touch {marker}\") or (float32[:, :], float32[:, :])'")
+    assert verify_static(source) == {"decorator"}
+    assert not marker.exists()

@@ -101,14 +101,15 @@ RULES: dict[str, str] = {
     "launch-stmt": "launch may only assign sizes, allocate scratch, launch kernels, loop over range, branch on sizes, return",
     "launch-expr": "launch expressions are limited to size arithmetic",
     "launch-call": "launch may only call len/min/max/int/abs/math.ceil/floor, cuda.device_array(_like) and kernels",
-    "launch-config": "kernel launches are written kern[grid, block](args)",
+    "launch-config": "kernel launches are written kern[grid, block](args) or kern[grid, block, 0, shared_bytes](args)",
     "launch-loop": "launch loops are for-loops over range(...)",
     "launch-return": "launch returns nothing",
     "host-copy": "no host<->device copies",
     "host-numpy": "no numpy computation on the host",
     "host-read": "no reading device array elements on the host",
     "host-write": "no writing into arrays on the host",
-    "stream": "no extra streams (or 3rd/4th launch-config element)",
+    "stream": ("no streams but the default one (a launch's 3rd element is the literal 0): the harness's "
+               "timing and synchronization see the default stream, and work on another could escape them"),
     "sync": "no cuda.synchronize",
     "event": "no cuda events",
     "print": "no print",
@@ -150,7 +151,7 @@ DTYPE_NAMES = {
     "f4", "f8", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "c8", "c16",
     "void", "none",
 }
-DTYPE_PREFIXES = {"numpy", "numba", "numba.types", "numba.core.types"}
+DTYPE_PREFIXES = {"numpy", "numba", "numba.types", "numba.core.types", "numba.cuda", "numba.cuda.types"}
 HALF_NAMES = {"float16", "half", "fp16", "bf16", "bfloat16", "f2", "float16x2", "half2"}
 HALF_STRING_LOOSE = re.compile(r"(float16|bfloat16|\bhalf\b|\bf2\b|\bfp16\b|\bbf16\b)")
 NUMPY_CONSTANTS = {"pi", "e", "inf", "nan", "euler_gamma", "newaxis"}
@@ -354,6 +355,28 @@ def _literal_slice(s: ast.AST) -> bool:
     return step is None or (isinstance(step, ast.Constant) and type(step.value) is int)
 
 
+def _signature_string(text: str) -> bool:
+    """'void(float32[:], int32)' or 'float32[:, ::1], int32'. Numba evaluates a signature string as
+    Python, so it may hold only bare type names, literal slices, one call of a type and a tuple."""
+    if len(text) > 1000:
+        return False
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except (SyntaxError, ValueError):
+        return False
+
+    def type_ok(n: ast.AST) -> bool:
+        if isinstance(n, ast.Subscript):
+            dims = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            return type_ok(n.value) and all(_literal_slice(d) for d in dims)
+        return isinstance(n, ast.Name) and n.id in DTYPE_NAMES
+
+    if isinstance(tree, ast.Call):
+        return (isinstance(tree.func, ast.Name) and type_ok(tree.func) and not tree.keywords
+                and all(map(type_ok, tree.args)))
+    return all(map(type_ok, tree.elts)) if isinstance(tree, ast.Tuple) else False
+
+
 def _small_literal(node: ast.AST) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         node = node.operand
@@ -462,6 +485,8 @@ class _Screen:
         if stmt.level:
             self.report(stmt, "import", f"relative import `from {'.' * stmt.level}{module} import ...` is not allowed", fix_top)
             return
+        if module == "numba.core" and all(a.name == "types" for a in stmt.names):
+            return  # `from numba.core import types`: numba.types by its longer name
         if not self._check_module(stmt, module, fix_top):
             return
         for a in stmt.names:
@@ -720,7 +745,7 @@ class _Screen:
 
     def signature_expr(self, node: ast.AST) -> bool:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return True
+            return _signature_string(node.value)
         if isinstance(node, (ast.Tuple, ast.List)):
             return all(self.signature_expr(e) for e in node.elts)
         if isinstance(node, ast.Name) and node.id in self.constants:
@@ -1118,18 +1143,24 @@ class _LaunchChecker:
             self.report(call, "launch-call", f"`{kname}[...]` is not a @cuda.jit kernel of this module",
                         "launch only kernels defined in this module: kern[grid, block](args).")
         cfg = sub.slice
-        if isinstance(cfg, ast.Tuple) and len(cfg.elts) == 2:
-            for e in cfg.elts:
-                self.expr(e)
-        elif isinstance(cfg, ast.Tuple) and len(cfg.elts) > 2:
-            self.report(cfg.elts[2], "stream",
-                        f"`{kname}[{self.s.src_name(cfg)}]` passes a stream / dynamic shared memory as a 3rd/4th launch-config element",
-                        "launch on the default stream as kern[grid, block](args); size shared memory statically with cuda.shared.array((CONST,), dtype).")
-            for e in cfg.elts[:2]:
-                self.expr(e)
+        if isinstance(cfg, ast.Tuple) and 2 <= len(cfg.elts) <= 4:
+            # kern[grid, block], kern[grid, block, 0] or kern[grid, block, 0, shared_bytes]: the
+            # stream must be the literal 0 (the default stream, which the harness times and
+            # synchronizes); the dynamic shared memory size is size arithmetic like the others.
+            if len(cfg.elts) > 2:
+                stream = cfg.elts[2]
+                if not (isinstance(stream, ast.Constant) and type(stream.value) is int and stream.value == 0):
+                    self.report(stream, "stream",
+                                f"`{kname}[{self.s.src_name(cfg)}]` launches on the stream `{self.s.src_name(stream)}`",
+                                "launch on the default stream: write 0 as the 3rd element, as in "
+                                "kern[grid, block, 0, shared_bytes](args), or leave it out.")
+            for i, e in enumerate(cfg.elts):
+                if i != 2:
+                    self.expr(e)
         else:
             self.report(cfg, "launch-config", f"launch configuration `{kname}[{self.s.src_name(cfg)}]` is not written as [grid, block]",
-                        "write kern[grid, block](args) with the grid and block sizes spelled out.")
+                        "write kern[grid, block](args) with the grid and block sizes spelled out "
+                        "(or kern[grid, block, 0, shared_bytes](args) for dynamic shared memory).")
         for kw in call.keywords:
             self.report(kw.value, "launch-call", f"keyword argument `{kw.arg}` in a kernel launch",
                         "pass kernel arguments positionally.")

@@ -12,6 +12,7 @@ import re
 import types
 from contextlib import contextmanager
 
+from .fakecuda import SEVERAL_SIGNATURES, BadSignature, check_signature_fits, kernel_returns_nothing
 from .loader import LoadError, load_for_numba
 from .verdict import Failure
 
@@ -67,10 +68,14 @@ def _compile(source, filename, signature, arg_types):
     from numba import cuda
 
     try:
-        with no_device_needed():
+        with no_device_needed(), signatures_deferred() as declared:
             namespace = load_for_numba(source, filename, signature)
             kernel = namespace["kernel"]
             sig = tuple(_numba_type(numba, t) for t in arg_types)
+            misfit = _declared_misfit(declared, kernel, "kernel", sig, "this puzzle")
+            if misfit:
+                return Failure(kind="compile_error", message=misfit, line=kernel.py_func.__code__.co_firstlineno)
+            _compile_declared(declared, kernel)
             cuda.compile_ptx(kernel.py_func, sig, cc=CC)
     except LoadError as e:
         return Failure(kind="compile_error" if e.kind != "unsupported" else "unsupported",
@@ -94,7 +99,7 @@ def compile_launches(source: str, filename: str, launches) -> list[dict]:
 
     failures, seen = [], set()
     try:
-        with no_device_needed():
+        with no_device_needed(), signatures_deferred() as declared:
             namespace = load_module_for_numba(source, filename)
     except LoadError as e:
         return [{"kind": "compile_error", "message": e.message, "line": e.line}]
@@ -106,14 +111,124 @@ def compile_launches(source: str, filename: str, launches) -> list[dict]:
         if kernel is None or not hasattr(kernel, "py_func"):
             continue
         try:
+            sig = tuple(_numba_type(numba, t) for t in types)
+            misfit = _declared_misfit(declared, kernel, name, sig, "launch()")
+            if misfit:
+                failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
+                                 "message": misfit})
+                continue
             with no_device_needed():
-                cuda.compile_ptx(kernel.py_func, tuple(_numba_type(numba, t) for t in types), cc=CC)
+                _compile_declared(declared, kernel)
+                cuda.compile_ptx(kernel.py_func, sig, cc=CC)
         except Exception as e:
             line, message = trim_numba_error(str(e), filename, source)
             failures.append({"kind": "compile_error", "line": line,
                              "message": f"Numba cannot compile `{name}` for a GPU"
                                         + (f" (line {line})" if line else "") + f": {message}"})
     return failures
+
+
+@contextmanager
+def signatures_deferred():
+    """Given a signature, @cuda.jit compiles the kernel as it decorates and loads it onto the GPU,
+    which fails with no GPU before the compiler has said anything. While this lasts, a kernel's
+    signatures are checked against its function (as Numba checks them) and set aside in the list
+    it yields, [(dispatcher, [(parameter types, return type, spelling)])], for `_compile_declared`.
+    Device functions still compile as they decorate: that needs no GPU."""
+    import numba.cuda
+    from numba.cuda.core import sigutils
+
+    real_jit = numba.cuda.jit
+    declared: list = []
+
+    def jit(func_or_sig=None, device=False, **options):
+        if not (isinstance(func_or_sig, list) or sigutils.is_signature(func_or_sig)):
+            return real_jit(func_or_sig, device=device, **options)
+        listed = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
+
+        def wrap(fn):
+            sigs = [_normalized(sig, fn, device) for sig in listed]
+            if device:
+                return real_jit(func_or_sig, device=True, **options)(fn)
+            dispatcher = real_jit(**options)(fn)
+            declared.append((dispatcher, sigs))
+            return dispatcher
+
+        return wrap
+
+    numba.cuda.jit = jit
+    try:
+        yield declared
+    finally:
+        numba.cuda.jit = real_jit
+
+
+def _normalized(sig, fn, device: bool):
+    """(parameter types, return type, spelling) of one signature, with the simulator's words for
+    one that does not fit the function."""
+    from numba.cuda import types
+    from numba.cuda.core import sigutils
+
+    if isinstance(sig, tuple) and any(isinstance(s, str) or hasattr(s, "return_type") for s in sig):
+        raise BadSignature(SEVERAL_SIGNATURES)  # a tuple of signatures, not of parameter types
+    try:
+        args, restype = sigutils.normalize_signature(sig)
+    except Exception as e:  # Numba's own words on a signature it cannot read
+        raise BadSignature(f"Numba cannot read the signature {sig!r}: {e}") from None
+    shown = sig if isinstance(sig, str) else (
+        f"{'void' if restype == types.void else _spelled(restype) if restype else ''}"
+        f"({', '.join(_spelled(a) for a in args)})")
+    check_signature_fits(shown, len(args), fn, device)
+    if not device and restype is not None and restype != types.void:
+        raise BadSignature(kernel_returns_nothing(shown, fn))
+    return args, restype, shown
+
+
+def _declared_misfit(declared, kernel, name: str, launched: tuple, who: str) -> str | None:
+    """A kernel with signatures runs only as one of them: say so when the launch's arguments fit
+    none (with one signature, a GPU would not even check, and read the bytes as the wrong type)."""
+    sigs = next((s for d, s in declared if d is kernel), None)
+    if not sigs:
+        return None
+    can_convert = kernel.typingctx.can_convert
+    for args, _, _ in sigs:
+        if all(can_convert(got, want) is not None for got, want in zip(launched, args)):
+            return None
+    args, _, shown = sigs[0]
+    params = kernel.py_func.__code__.co_varnames[:len(args)]
+    n = next(i for i, (got, want) in enumerate(zip(launched, args)) if can_convert(got, want) is None)
+    several = f"none of the signatures of `{name}` fits: the first, `{shown}`," if len(sigs) > 1 else \
+        f"the signature `{shown}` of `{name}`"
+    return (f"@cuda.jit signature (line {kernel.py_func.__code__.co_firstlineno}): "
+            f"{several} declares `{params[n]}` as `{_spelled(args[n])}`, but {who} passes "
+            f"{_described(launched[n])} there: declare it as `{_spelled(launched[n], any_layout=True)}`, or "
+            "leave the signature out (`@cuda.jit`) and Numba types each launch itself.")
+
+
+def _spelled(t, any_layout: bool = False) -> str:
+    """A numba type as a learner writes it: float32[:, ::1], int64."""
+    if not hasattr(t, "ndim") or not hasattr(t, "dtype"):
+        return str(t)
+    dims = [":"] * t.ndim
+    if not any_layout and t.layout in "CF" and t.ndim:
+        dims[-1 if t.layout == "C" else 0] = "::1"
+    return f"{t.dtype}[{', '.join(dims)}]"
+
+
+def _described(t) -> str:
+    if hasattr(t, "ndim") and hasattr(t, "dtype"):
+        return f"a {t.ndim}-d {t.dtype} array"
+    return f"an {t}" if str(t)[0] in "aeiou" else f"a {t}"
+
+
+def _compile_declared(declared, kernel) -> None:
+    """What a GPU would compile as the decorator ran: each of the kernel's own signatures."""
+    from numba import cuda
+
+    for dispatcher, sigs in declared:
+        if dispatcher is kernel:
+            for args, _, _ in sigs:
+                cuda.compile_ptx(kernel.py_func, args, cc=CC)
 
 
 def _numba_type(numba, t):

@@ -9,6 +9,7 @@ not simulate raises Unsupported naming it, rather than misbehaving quietly.
 
 from __future__ import annotations
 
+import ast
 import math
 import struct
 import sys
@@ -24,6 +25,10 @@ class Unsupported(Exception):
     def __init__(self, what: str):
         super().__init__(what)
         self.what = what
+
+
+class BadSignature(Exception):
+    """A @cuda.jit signature that Numba would refuse: the message says what to write instead."""
 
 
 class Dim3:
@@ -47,14 +52,148 @@ class ScalarType:
         self._cast = cast
         self.is_int = self.np_dtype.kind in "iub"
 
-    def __call__(self, value=0):
+    def __call__(self, value=0, *more):
+        if more or isinstance(value, _TYPE_CLASSES):  # float32(float32, int32): a signature, not a cast
+            return Signature(self, (value, *more))
         return self._cast(value)
 
     def __repr__(self):
         return self.name
 
-    def __getitem__(self, item):  # float32[:] in a signature string-free jit: harmless here
-        return self
+    def __getitem__(self, dims):  # float32[:], float32[:, ::1]: an array type, for signatures
+        return ArrayType(self, dims)
+
+
+class VoidType:
+    """`void`, the return type of a kernel: void(float32[:], int32) is a signature."""
+
+    name = "void"
+
+    def __call__(self, *args):
+        return Signature(self, args)
+
+    def __repr__(self):
+        return "void"
+
+
+class ArrayType:
+    """float32[:], float32[:, ::1]: an array parameter's type. The simulator runs a kernel with the
+    launch's own arrays, so this only has to be spelled the way Numba spells it."""
+
+    def __init__(self, dtype, dims):
+        dims = dims if isinstance(dims, tuple) else (dims,)
+        if not dims or not all(isinstance(d, slice) and d.start is None and d.stop is None and d.step in (None, 1)
+                               for d in dims):
+            raise BadSignature(f"`{dtype}[...]` is not an array type: write one `:` per dimension, and `::1` for a "
+                               f"contiguous one, e.g. `{dtype}[:]`, `{dtype}[:, :]` or `{dtype}[:, ::1]`")
+        self.dtype = dtype
+        self.ndim = len(dims)
+        self._dims = ", ".join("::1" if d.step == 1 else ":" for d in dims)
+
+    def __repr__(self):
+        return f"{self.dtype}[{self._dims}]"
+
+
+class Signature:
+    """void(float32[:], float32[:]), or just the parameter types (float32[:], int32)."""
+
+    def __init__(self, return_type, args):
+        for a in args:
+            if not isinstance(a, _TYPE_CLASSES):
+                raise BadSignature(f"`{a!r}` in a signature is not a type: list the parameters' types, e.g. "
+                                   "`void(float32[:], float32[:], int32)`")
+        self.return_type = return_type
+        self.args = tuple(args)
+
+    def __repr__(self):
+        params = ", ".join(map(repr, self.args))
+        return f"{self.return_type!r}({params})" if self.return_type is not None else f"({params})"
+
+    def check(self, fn, device: bool) -> None:
+        """Numba refuses, as it decorates, a signature that does not fit the function."""
+        check_signature_fits(repr(self), len(self.args), fn, device)
+        if not device and not isinstance(self.return_type, (VoidType, type(None))):
+            raise BadSignature(kernel_returns_nothing(repr(self), fn))
+
+
+_TYPE_CLASSES = (ScalarType, ArrayType)
+
+
+def check_signature_fits(shown: str, n_types: int, fn, device: bool = False) -> None:
+    """The same words on the simulator and in the real-compiler check."""
+    params = fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    if n_types != len(params):
+        example = (f"float32({', '.join(['float32'] * len(params))})" if device
+                   else f"void({', '.join(['float32[:]'] * len(params))})")
+        raise BadSignature(
+            f"the signature `{shown}` gives {n_types} parameter type(s), but `{fn.__name__}` takes {len(params)} "
+            f"({', '.join(params)}): give one type per parameter, in order, e.g. `{example}`")
+
+
+def kernel_returns_nothing(shown: str, fn) -> str:
+    return (f"the signature `{shown}` gives `{fn.__name__}` a return type, but a kernel returns nothing: "
+            "start its signature with `void`, e.g. `void(float32[:], float32[:])` (only "
+            "@cuda.jit(..., device=True) functions return values)")
+
+
+SEVERAL_SIGNATURES = ("a tuple is read as one signature's parameter types; to give several signatures, list "
+                      "them: `@cuda.jit([void(float32[:], float32[:]), void(float64[:], float64[:])])`")
+
+
+def declared_signatures(func_or_sig) -> list[Signature]:
+    """What @cuda.jit(...) was given, as Numba reads it: one signature (a string, void(...), or a
+    tuple of parameter types) or a list of them."""
+    if func_or_sig is None:
+        return []
+    if isinstance(func_or_sig, list):
+        if not func_or_sig:
+            raise BadSignature("`@cuda.jit([])` lists no signature: give at least one, or none at all (`@cuda.jit`)")
+        return [_one_signature(s) for s in func_or_sig]
+    return [_one_signature(func_or_sig)]
+
+
+def _one_signature(sig) -> Signature:
+    if isinstance(sig, Signature):
+        return sig
+    if isinstance(sig, str):
+        return parse_signature(sig)
+    if isinstance(sig, tuple):
+        if any(isinstance(s, (Signature, str)) for s in sig):
+            raise BadSignature(SEVERAL_SIGNATURES)
+        return Signature(None, sig)
+    raise BadSignature(f"`@cuda.jit({sig!r})`: a signature is a string such as 'void(float32[:], int32)', "
+                       "void(float32[:], int32) with the types imported from numba, or a tuple of parameter types")
+
+
+def parse_signature(text: str) -> Signature:
+    """'void(float32[:], int32)' read as Numba reads it, without evaluating anything."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        tree = None
+    if isinstance(tree, ast.Call) and not tree.keywords:
+        return Signature(_string_type(tree.func, text, returns=True), [_string_type(a, text) for a in tree.args])
+    if isinstance(tree, ast.Tuple):
+        return Signature(None, [_string_type(a, text) for a in tree.elts])
+    raise BadSignature(f"the signature {text!r} is not one Numba reads: write the return type and the "
+                       "parameters' types, e.g. 'void(float32[:], float32[:], int32)'")
+
+
+def _string_type(node, text: str, returns: bool = False):
+    if isinstance(node, ast.Name) and node.id in TYPES:
+        t = TYPES[node.id]
+        if isinstance(t, VoidType) and not returns:
+            raise BadSignature(f"in the signature {text!r}, `void` is a return type, not a parameter's")
+        return t
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in SCALARS:
+        dims = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if all(isinstance(d, ast.Slice) and d.lower is None and d.upper is None
+               and (d.step is None or (isinstance(d.step, ast.Constant) and d.step.value == 1)) for d in dims):
+            return _string_type(node.value, text)[tuple(slice(None, None, 1 if d.step else None) for d in dims)]
+    names = ", ".join(n for n in ("float32", "float64", "int32", "int64", "uint32", "boolean") if n in TYPES)
+    raise BadSignature(f"in the signature {text!r}, `{ast.unparse(node)}` is not a type the simulator knows: use "
+                       f"{names} (and the others numba names), arrays as `float32[:]` or `float32[:, ::1]`, "
+                       "and `void` as a kernel's return type")
 
 
 def _float32(x):
@@ -103,6 +242,9 @@ SCALARS["f4"] = SCALARS["float32"]
 SCALARS["f8"] = SCALARS["float64"]
 SCALARS["i4"] = SCALARS["int32"]
 SCALARS["i8"] = SCALARS["int64"]
+VOID = VoidType()
+# Everything `numba.types` (and `from numba import ...`, `from numba.cuda import ...`) offers here.
+TYPES = {name: st for name, st in SCALARS.items() if st is not None} | {"void": VOID, "none": VOID}
 
 
 def dtype_of(dtype) -> ScalarType:
@@ -130,6 +272,9 @@ class _Namespace:
         if name.startswith("__"):
             raise AttributeError(name)
         raise Unsupported(f"{self._prefix}.{name}")
+
+
+TYPES_NAMESPACE = _Namespace("numba.types", **TYPES)  # numba.types, numba.core.types, numba.cuda.types
 
 
 class FakeCuda:
@@ -172,18 +317,26 @@ class FakeCuda:
         )
         setattr(self.atomic, "and", self.atomic.and_)
         setattr(self.atomic, "or", self.atomic.or_)
+        self.__dict__.update(TYPES)  # from numba.cuda import float32, void
+        self.types = TYPES_NAMESPACE
 
     # -- kernels and device functions -----------------------------------------------------------
     def jit(self, func_or_sig=None, device=False, **options):
+        """@cuda.jit, @cuda.jit(device=True), and with signatures: those are checked against the
+        function as Numba checks them, then set aside (the launch's arguments type the run)."""
         from .sim import SimKernel
 
         def wrap(fn):
+            for sig in signatures:
+                sig.check(fn, device)
             if device:
                 return fn  # a device function is a plain call in the calling thread
             return SimKernel(fn, self)
 
-        if callable(func_or_sig) and not isinstance(func_or_sig, (str, ScalarType)):
+        if callable(func_or_sig) and not isinstance(func_or_sig, (ScalarType, VoidType)):
+            signatures = []
             return wrap(func_or_sig)
+        signatures = declared_signatures(func_or_sig)
         return wrap
 
     def __getattr__(self, name):
@@ -313,9 +466,9 @@ class FakeNumba:
 
     def __init__(self, cuda: FakeCuda):
         self.cuda = cuda
-        for name, st in SCALARS.items():
-            if st is not None:
-                setattr(self, name, st)
+        self.__dict__.update(TYPES)  # from numba import float32, void
+        self.types = TYPES_NAMESPACE  # import numba.types; from numba import types
+        self.core = _Namespace("numba.core", types=TYPES_NAMESPACE)  # from numba.core import types
 
     def __getattr__(self, name):
         if name.startswith("__"):

@@ -10,7 +10,14 @@ from __future__ import annotations
 import builtins
 import inspect
 
-from .fakecuda import FakeCuda, FakeNumba, Unsupported
+from .fakecuda import BadSignature, FakeCuda, FakeNumba, Unsupported
+
+
+AVAILABLE = ("What a kernel file can use from numba: `from numba import cuda` (or `import numba`, then "
+             "`numba.cuda`); the scalar types and `void`, e.g. `from numba import cuda, float32, int32, void` "
+             "or `from numba.cuda import float32`; and `numba.types`, e.g. `from numba import types`, then "
+             "`types.float32[:]`. Signatures are written `@cuda.jit('void(float32[:], int32)')` or "
+             "`@cuda.jit(void(float32[:], int32))`. Besides numba, use `math`.")
 
 
 class LoadError(Exception):
@@ -49,14 +56,14 @@ def load_module_for_sim(source: str, filename: str) -> SimModule:
     cuda = FakeCuda()
     numba = FakeNumba(cuda)
     real_import = builtins.__import__
+    modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,
+               "numba.core.types": numba.types, "numba.cuda.types": numba.types}
 
     def hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
         if name == "numba" or name.startswith("numba."):
-            if name == "numba":
-                return numba
-            if name == "numba.cuda":
-                return cuda if fromlist else numba
-            raise Unsupported(f"import {name}")
+            if name not in modules:
+                raise Unsupported(f"import {name}")
+            return modules[name] if fromlist else numba  # `import numba.types` binds `numba`
         return real_import(name, globals, locals, fromlist, level)
 
     fake_builtins = dict(vars(builtins))
@@ -93,8 +100,12 @@ def _execute(source: str, filename: str, namespace: dict) -> None:
     try:
         exec(code, namespace)
     except Unsupported as e:
-        raise LoadError("unsupported", f"`{e.what}` is not available in a kernel file; import only "
-                        "`from numba import cuda`, `numba` and `math`.", _line_in(e, filename)) from None
+        line = _line_in(e, filename)
+        raise LoadError("unsupported", f"`{e.what}` is not available in a kernel file (line {line}). "
+                        f"{AVAILABLE}", line) from None
+    except BadSignature as e:
+        line = _line_in(e, filename)
+        raise LoadError("compile_error", f"@cuda.jit signature (line {line}): {e}.", line) from None
     except BaseException as e:  # a learner's module-level error, SystemExit included
         line = _line_in(e, filename)
         raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {line}).",
