@@ -1034,3 +1034,26 @@ def test_starter_fails(catalog, pid):
     verdict = check_sim(puzzle, puzzle.starter, f"{pid}/starter.py", seed=SEED, compile=True).verdict
     assert not verdict.passed
     assert verdict.failures
+
+
+# -- on a real GPU (pytest -m gpu): the simulator judges beside it ---------------------------------
+@pytest.fixture(scope="module")
+def gpu_runner():
+    from tutor.engine.runner import Runner
+
+    with Runner("gpu", timeout=60) as runner:
+        yield runner
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("pid, kind, source, seed", WRONG)
+def test_wrong_solution_fails_with_the_intended_kind_on_the_gpu(gpu_runner, pid, kind, source, seed):
+    verdict = gpu_runner.check(pid, source, f"{pid}.py", seed=seed).verdict
+    assert not verdict.passed and kind in kinds(verdict), verdict.to_json()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("pid", CLASSIC)
+def test_reference_passes_on_the_gpu(gpu_runner, catalog, pid):
+    verdict = gpu_runner.check(pid, catalog.get(pid).reference, f"{pid}.py", seed=SEED).verdict
+    assert verdict.passed and verdict.device_passed, verdict.to_json()

@@ -22,9 +22,11 @@ def test_reference_passes_on_the_gpu_with_timings_and_matches_the_simulator(gpu,
     result = gpu.check(pid, source, "ref.py", seed=11)
     assert result.verdict.passed, result.verdict.failures
     assert all(c.kernel_ms is not None and c.kernel_ms > 0 for c in result.verdict.configs)
-    with Runner("sim") as sim:
-        ours = sim.check(pid, source, "ref.py", seed=11, compile=False)
-    for a, b in zip(ours.runs, result.runs):
+    assert result.verdict.device_passed is True and result.verdict.device
+    assert result.runs and all(r.trace is not None for r in result.runs)  # the grid: the simulator's run
+    with Runner("gpu", timeout=60, with_simulator=False) as alone:
+        device = alone.check(pid, source, "ref.py", seed=11)
+    for a, b in zip(result.runs, device.runs):
         np.testing.assert_allclose(a.got, b.got, rtol=1e-4, atol=1e-4)
 
 
@@ -39,3 +41,23 @@ def test_a_list_in_a_kernel_is_a_compile_error_on_the_gpu(gpu):
     verdict = gpu.check("map", source, "k.py", seed=1).verdict
     assert [f.kind for f in verdict.failures] == ["compile_error"]
     assert verdict.failures[0].line == 7
+
+
+FLAG_AFTER_FIRST_RUN = """from numba import cuda
+
+
+@cuda.jit
+def kernel(out, a):
+    local_i = cuda.threadIdx.x
+    if a[0] == 12345.0:  # set by the first launch: later (timed) launches do nothing
+        return
+    out[local_i] = a[local_i] + 10
+    cuda.syncthreads()
+    if local_i == 0:
+        a[0] = 12345.0
+"""
+
+
+def test_a_kernel_that_does_less_in_the_timed_runs_is_caught(gpu):
+    verdict = gpu.check("map", FLAG_AFTER_FIRST_RUN, "k.py", seed=5).verdict
+    assert not verdict.passed and "nondeterministic" in verdict.kinds(), verdict.to_json()

@@ -528,12 +528,10 @@ class TutorApp(App):
         _, result, seconds = self._pending_run
         self._pending_run = None
         verdict = result.verdict
+        from ..engine.check import add_compile_result  # numpy loads after the app has started
+
         failure, note = self._compiled.pop(generation, (None, None))
-        if failure is not None:
-            verdict.failures.insert(0, failure)
-            verdict.passed = False
-        if note:
-            verdict.notes.append(note)
+        add_compile_result(verdict, failure, note)
         was_solved = self.store.progress(self.puzzle.id).solved
         self.store.record_run(self.puzzle.id, verdict.passed)
         self.query_one(VerdictView).show(verdict, seconds)

@@ -36,6 +36,7 @@ class ConfigRun:
     trace: object | None = None
     failures: list = field(default_factory=list)
     seconds: float = 0.0
+    timed: np.ndarray | None = None  # on a GPU: the output of every timed run, stacked, for the judge
 
 
 @dataclass
@@ -200,17 +201,116 @@ def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_t
         stopped = any(f.kind in STOPPING for f in run.failures)
         if run.got is not None and (not stopped or not run.failures):
             wrong = detect.wrong_output(run.trace, p.config.name, p.expected, np.asarray(run.got), puzzle.tolerance)
+            if not wrong:
+                wrong = _timed_differ(run, p, puzzle.tolerance)
+            diverged = [f for f in run.failures if f.kind == "barrier_divergence"]
+            if diverged and wrong and wrong[0].kind == "wrong_output":
+                _as_consequence(diverged[0], wrong[0])  # the block stopped: its cells were never written
+                wrong = []
             run.failures += wrong
             verdict.failures += wrong
         if n < len(verdict.configs):
             verdict.configs[n].passed = not run.failures
         if not keep_traces:
             run.trace = None
-    verdict.failures = fold(verdict.failures)
+    verdict.failures = fold(one_root_cause(verdict.failures))
     verdict.passed = (not verdict.failures and len(result.runs) == len(planned) == len(verdict.configs)
                       and all(c.passed for c in verdict.configs))
     verdict.sort()
     return result
+
+
+def _as_consequence(cause: Failure, wrong: Failure) -> None:
+    """Cells a diverged block never wrote are what its stop left behind, told under the divergence."""
+    unwritten = sum(1 for d in wrong.details if d.get("unwritten"))
+    what = f"{wrong.count} cell(s) of {wrong.array or 'out'} are wrong" + \
+        (f", {unwritten} of them never written," if unwritten else "")
+    cause.message += f" Because the block stopped there, {what} in this config: fix the barrier first."
+    cause.details = (cause.details or []) + [{"consequence": wrong.to_json()}]
+
+
+def _timed_differ(run: ConfigRun, p: Planned, tolerance: float) -> list[Failure]:
+    """The GPU's timed runs must write the answer too: a kernel that does less once `out` holds
+    numbers would otherwise be judged on one run and timed on another."""
+    if run.timed is None:
+        return []
+    timed = np.asarray(run.timed)
+    expected = p.expected.astype(np.float64)
+    if timed.ndim != expected.ndim + 1 or timed.shape[1:] != expected.shape:
+        return [Failure(kind="nondeterministic", config=p.config.name, array="out",
+                        message="The timed runs did not report an output of the right shape.")]
+    for n, out in enumerate(timed):
+        val = out.astype(np.float64)
+        ok = np.isclose(val, expected, rtol=tolerance, atol=tolerance) & np.isfinite(val)
+        if not ok.all():
+            return [Failure(kind="nondeterministic", config=p.config.name, array="out", count=int((~ok).sum()),
+                            message=(f"The first run wrote the right answer, but timed run {n + 1} of {len(timed)} "
+                                     f"on the same inputs left {int((~ok).sum())} cell(s) of out wrong. Each "
+                                     "launch must do the whole work from the same starting output: look for "
+                                     "work skipped when out already holds numbers, or a race."))]
+    return []
+
+
+def merge_device(sim: CheckResult, device: CheckResult) -> CheckResult:
+    """One verdict from two judges of the same inputs: the simulator's traced run (races, bounds,
+    barriers, unwritten reads, budgets, and its own outputs) and the GPU's (its outputs, its
+    times). Passed only when both passed. The runs, and so the grid, are the simulator's."""
+    v, s = device.verdict, sim.verdict
+    v.device_passed = bool(v.configs) and not v.failures and all(c.passed for c in v.configs)
+    seen: dict = {}  # kind -> the configs where the simulator reported it
+    for g in s.failures:
+        seen.setdefault(g.kind, set()).update(_configs_of(g))
+    gpu_failures = []
+    for f in v.failures:
+        if f.kind == "wrong_output" and f.config in seen.get("wrong_output", set()) | seen.get("barrier_divergence", set()):
+            continue  # the simulator's report of the same config names the thread and the line
+        if f.kind == "runtime_error" and f.config in seen.get("out_of_bounds", set()):
+            continue  # the device's error is the access the simulator pins to a thread and a line
+        if f.kind in ("wrong_output", "nondeterministic", "runtime_error") and v.device:
+            f.message = f"On the {v.device}: {f.message}"
+        gpu_failures.append(f)
+    failures = one_root_cause(gpu_failures + [f for f in s.failures if f.kind != "compile_error"
+                                              or not any(g.kind == "compile_error" for g in gpu_failures)])
+    configs = []
+    for n in range(max(len(v.configs), len(s.configs))):
+        mine = v.configs[n] if n < len(v.configs) else None
+        theirs = s.configs[n] if n < len(s.configs) else None
+        config = mine or theirs
+        config.passed = bool(mine and theirs and mine.passed and theirs.passed)
+        configs.append(config)
+    v.configs, v.failures = configs, fold(failures)
+    v.notes += [n for n in s.notes if n not in v.notes]
+    timed = " and times" if any(c.kernel_ms is not None for c in v.configs) else ""
+    v.notes.append("the simulator ran the same inputs, traced: races, bounds, barriers, unwritten reads and "
+                   f"budgets are its findings; outputs{timed} are the {v.device or v.backend}'s too")
+    v.printed = v.printed or s.printed
+    v.passed = bool(v.configs) and not v.failures and all(c.passed for c in v.configs) and s.passed
+    v.sort()
+    return CheckResult(v, sim.runs)
+
+
+def add_compile_result(verdict: Verdict, failure: Failure | None, note: str | None) -> None:
+    """The real compiler's word, heard beside a simulator run (the app runs both at once)."""
+    if failure is not None:
+        verdict.failures = fold(one_root_cause([failure] + verdict.failures))
+        verdict.passed = False
+        verdict.sort()
+    if note and note not in verdict.notes:
+        verdict.notes.append(note)
+
+
+def _configs_of(failure: Failure) -> set:
+    also = [d["also_in"] for d in failure.details if isinstance(d, dict) and "also_in" in d]
+    return {failure.config, *(also[0] if also else ())}
+
+
+def one_root_cause(failures: list[Failure]) -> list[Failure]:
+    """A file that does not compile also fails when run (a misspelt name is Numba's compile error
+    and the simulator's NameError): the compile error stands for both."""
+    lines = {f.line for f in failures if f.kind == "compile_error"}
+    if not lines:
+        return failures
+    return [f for f in failures if not (f.kind == "runtime_error" and (f.line in lines or None in lines))]
 
 
 def _compile_before_running(puzzle: Puzzle, source: str, filename: str) -> Failure | None:

@@ -72,8 +72,8 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
     cuda = import_cuda()
     description = device_description()
     verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=seed)
-    verdict.notes.append(f"ran on {description}; races, barriers and budgets are checked by the simulator "
-                         "(--backend sim)")
+    verdict.device = description.split(" (compute capability")[0]
+    verdict.notes.append(f"ran on {description}")
     result = CheckResult(verdict)
     try:
         namespace = load_for_numba(source, filename, puzzle.signature)
@@ -85,7 +85,7 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
         args = [fresh_output(config)] + [v.copy() if isinstance(v, np.ndarray) else v for v in inputs.values()]
         started = time.perf_counter()
         failures: list[Failure] = []
-        kernel_ms = None
+        kernel_ms, timed = None, None
         try:
             dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
             launch = kernel[tuple(config.blocks), tuple(config.threads)]
@@ -93,11 +93,12 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
             cuda.synchronize()
             got = dargs[0].copy_to_host()
             if backend == "gpu" and timing_runs:
-                kernel_ms = _time(cuda, launch, dargs, args[0], timing_runs)
+                kernel_ms, timed = _time(cuda, launch, dargs, args[0], timing_runs)
         except Exception as e:
             got = None
             failures.append(_launch_failure(e, filename, source, config.name))
-        result.runs.append(ConfigRun(config, inputs, None, got, None, failures, time.perf_counter() - started))
+        result.runs.append(ConfigRun(config, inputs, None, got, None, failures, time.perf_counter() - started,
+                                     timed=timed))
         verdict.failures += failures
         verdict.configs.append(_config_result(config, not failures, kernel_ms))
         if any(f.kind == "compile_error" for f in failures):
@@ -105,20 +106,24 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
     return result
 
 
-def _time(cuda, launch, dargs, zeros, runs) -> float:
-    """Median kernel time in ms from CUDA events; the output is reset (untimed) before each launch so
-    kernels that accumulate with atomics time the same work every run."""
+def _time(cuda, launch, dargs, fresh, runs) -> tuple[float, np.ndarray]:
+    """Median kernel time in ms from CUDA events, and what every timed run wrote. Before each launch
+    the output is put back (untimed) as the judged run found it, so a kernel that accumulates with
+    atomics, or that skips its work when `out` already holds numbers, times the whole work every
+    run; and every timed run's output goes back to the judge, so a run that did less is caught."""
     start, end = cuda.event(), cuda.event()
-    samples = []
-    zeros = np.zeros_like(zeros)
+    samples, outputs = [], []
+    fresh = np.array(fresh, copy=True)
     for _ in range(runs):
-        dargs[0].copy_to_device(zeros)
+        dargs[0].copy_to_device(fresh)
+        cuda.synchronize()
         start.record()
         launch(*dargs)
         end.record()
         end.synchronize()
         samples.append(cuda.event_elapsed_time(start, end))
-    return float(statistics.median(samples))
+        outputs.append(dargs[0].copy_to_host())
+    return float(statistics.median(samples)), np.stack(outputs)
 
 
 def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Failure:

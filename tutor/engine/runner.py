@@ -39,8 +39,11 @@ class Runner:
     may be called from another thread to abandon the request in flight."""
 
     def __init__(self, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
-                 memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None, gpu_queue=None):
-        """`gpu_queue`: a gpulock.GpuQueue, None for the machine's shared one (GPU only), False for none."""
+                 memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None, gpu_queue=None,
+                 with_simulator: bool | None = None):
+        """`gpu_queue`: a gpulock.GpuQueue, None for the machine's shared one (GPU only), False for none.
+        `with_simulator`: judge with our simulator's traced run beside this backend's (the default for
+        a GPU; Numba's simulator takes it too, which is how a machine without a GPU tests it)."""
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.backend = backend
@@ -54,11 +57,17 @@ class Runner:
         if gpu_queue is None:
             gpu_queue = shared_queue() if backend == "gpu" else False
         self.gpu_queue = gpu_queue or None
+        # A GPU judges outputs only; the simulator's traced run of the same inputs, in a warm child
+        # of its own and at the same time, finds what a GPU hides (races, bounds, barriers, budgets).
+        self.sim = Runner("sim", timeout=timeout, memory_mb=memory_mb, content=content) \
+            if (backend == "gpu" if with_simulator is None else with_simulator and backend != "sim") else None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the child now (it warms up while the learner types). From the UI's thread: while a
         request is in flight there is a child already, and this returns at once."""
+        if self.sim is not None:
+            self.sim.start()
         if not self._lock.acquire(blocking=False):
             return
         try:
@@ -82,6 +91,8 @@ class Runner:
         """Start the child and wait until it has warmed up and confined itself."""
         with self._lock:
             self._ask({"op": "ping"})
+        if self.sim is not None:
+            self.sim.wait_ready()
 
     @property
     def pid(self) -> int | None:
@@ -93,6 +104,8 @@ class Runner:
         child, self._child = self._child, None
         if child is not None:
             child.close()
+        if self.sim is not None:
+            self.sim.close()
 
     def cancel(self) -> None:
         """Abandon the request in flight (a newer run replaces it): the child is killed."""
@@ -100,6 +113,8 @@ class Runner:
         child = self._child
         if child is not None:
             child.terminate()  # the request's own thread sees it end, and cleans up
+        if self.sim is not None:
+            self.sim.cancel()
 
     def __enter__(self):
         return self
@@ -117,7 +132,7 @@ class Runner:
 
         The answers never leave this process: the inputs are drawn and the reference computed here,
         the child runs the kernel on the inputs alone, and what it wrote is judged here."""
-        from .check import CheckResult, judge, plan
+        from .check import plan
 
         spec = self._puzzle(puzzle)
         seed = secrets.randbits(31) if seed is None else seed
@@ -125,11 +140,37 @@ class Runner:
         request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
                    "configs": [(p.config, p.inputs) for p in planned], "timeout": self.timeout,
                    "content": self.content, "compile": compile, "untrusted": untrusted}
+        if self.sim is None:
+            return self._judged(spec, request, planned, self._run(request, on_wait), keep_traces)
+        from .check import merge_device
+
+        simulated: list = []
+        # A GPU compiles the file for real, so the simulator skips its compiler check there (Numba's
+        # simulator compiles nothing: there it stays). Model code is compiled before it runs on the
+        # simulator either way (untrusted), as on the simulator backend.
+        sim_request = dict(request, compile=compile and self.backend != "gpu")
+        beside = threading.Thread(target=lambda: simulated.append(self.sim._run(sim_request, None)),
+                                  name="gpu-tutor-sim-beside-gpu", daemon=True)
+        beside.start()
+        try:
+            device = self._judged(spec, request, planned, self._run(request, on_wait), False)
+        finally:
+            beside.join()
+        sim = self.sim._judged(spec, request, planned, simulated[0], keep_traces) if simulated else \
+            CheckResult(_verdict(request, "sim", Failure(kind="runtime_error",
+                                                         message="The simulator's run did not answer.")))
+        return merge_device(sim, device)
+
+    def _run(self, request, on_wait):
         with self._lock:
             self._cancelled = False
-            answer = self._ask_in_turn(request, on_wait)
+            return self._ask_in_turn(request, on_wait)
+
+    def _judged(self, spec, request, planned, answer, keep_traces):
+        from .check import CheckResult, judge
+
         if isinstance(answer, Verdict):
-            answer.puzzle, answer.seed = puzzle, seed
+            answer.puzzle, answer.seed = request["puzzle"], request["seed"]
             return CheckResult(answer)
         if not isinstance(answer, CheckResult) or len(answer.runs) > len(planned):
             return CheckResult(_verdict(request, self.backend, Failure(

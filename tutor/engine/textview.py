@@ -22,10 +22,15 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
     head = f"{verdict.puzzle} on {verdict.backend}: "
     if verdict.passed:
         head += f"{green}PASSED{reset} ({total} of {total} configs"
+    elif not total:
+        head += f"{red}FAILED{reset} (before any config ran"
     else:
         head += f"{red}FAILED{reset} ({ok} of {total} configs passed"
     head += f", seed {verdict.seed})" if verdict.seed is not None else ")"
     lines = [head]
+    if verdict.device and verdict.device_passed is not None:
+        lines.append(f"  {safe(verdict.device)}: outputs {'right' if verdict.device_passed else 'wrong'}; races, "
+                     "bounds, barriers and budgets from the simulator's run of the same inputs")
     for f in verdict.failures:
         where = f" [config: {f.config}]" if f.config else ""
         also = [d["also_in"] for d in f.details if isinstance(d, dict) and "also_in" in d]

@@ -115,6 +115,10 @@ class Verdict:
     global_bytes: list = field(default_factory=list)  # [{"shape": [...], "bytes": n}]
     timing: dict | None = None
     flags: list = field(default_factory=list)
+    # A GPU check is judged twice, by the GPU's outputs and by the simulator's traced run of the
+    # same inputs: `device` names the GPU, `device_passed` says whether its outputs were right.
+    device: str = ""
+    device_passed: bool | None = None
 
     def sort(self) -> None:
         order = {k: i for i, k in enumerate(KINDS)}
@@ -130,9 +134,11 @@ class Verdict:
             out["seed"] = self.seed
         if self.printed:
             out["printed"] = self.printed
-        for key in ("global_bytes", "timing", "flags"):
+        for key in ("global_bytes", "timing", "flags", "device"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
+        if self.device_passed is not None:
+            out["device_passed"] = self.device_passed
         return out
 
     def kinds(self) -> list[str]:

@@ -65,9 +65,12 @@ class VerdictView(OptionList):
             head = f"[b]Simulator: all {total} configs pass[/]{took} · the real compiler is checking it..."
         elif verdict.passed:
             head = f"[b green]PASSED[/] all {total} configs on {verdict.backend}{took}"
+        elif not total:
+            head = f"[b red]FAILED[/] before any config ran on {verdict.backend}{took} · select a failure to see its line"
         else:
             head = (f"[b red]FAILED[/] {ok} of {total} configs passed on {verdict.backend}{took} "
                     "· select a failure to see its line and thread")
+        head += _device_outcome(verdict)
         self.add_option(Option(head, disabled=True))
         for n, f in enumerate(self._failures):
             where = []
@@ -91,6 +94,16 @@ class VerdictView(OptionList):
         oid = event.option.id or ""
         if oid.startswith("failure-"):
             self.post_message(self.FailureSelected(self._failures[int(oid.split("-")[1])]))
+
+
+def _device_outcome(verdict: Verdict) -> str:
+    """A GPU check is judged by the GPU and by the simulator beside it: what the GPU itself said."""
+    if not verdict.device or verdict.device_passed is None:
+        return ""
+    times = [c.kernel_ms for c in verdict.configs if c.kernel_ms is not None]
+    time = f", {max(times):.3g} ms" if times else ""
+    said = "outputs right" if verdict.device_passed else "outputs wrong"
+    return f"\n[dim]{_escape(verdict.device)}:[/] {said}{time} · grid and checks from the simulator"
 
 
 def _escape(text: str) -> str:
