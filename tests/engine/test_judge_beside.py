@@ -129,3 +129,22 @@ def test_cells_a_diverged_block_never_wrote_are_told_under_the_divergence(case):
     (cause,) = [f for f in verdict.failures if f.kind == "barrier_divergence"][:1]
     assert "Because the block stopped there" in cause.message
     assert any("consequence" in d for d in cause.details)
+
+
+def test_a_timed_run_that_wrote_less_than_the_judged_run_fails_the_check(catalog):
+    """The judge's half of the GPU's timing: what the device reported from its timed runs."""
+    import numpy as np
+
+    from tutor.engine.check import CheckResult, ConfigRun, _config_result, judge, plan
+
+    puzzle = catalog.get("map")
+    planned = plan(puzzle, seed=4, n_random=0)
+    verdict = Verdict("map", "gpu", False)
+    runs = []
+    for p in planned:
+        timed = np.stack([p.expected, p.expected, np.zeros_like(p.expected)]).astype(np.float32)
+        runs.append(ConfigRun(p.config, p.inputs, None, p.expected.astype(np.float32), timed=timed))
+        verdict.configs.append(_config_result(p.config, True))
+    result = judge(puzzle, CheckResult(verdict, runs), planned)
+    assert not result.verdict.passed and result.verdict.kinds() == ["nondeterministic"]
+    assert "timed run 3 of 3" in result.verdict.failures[0].message
