@@ -86,6 +86,48 @@ def test_candidate_passes_the_verifier_on_our_simulator(task, cand):
     assert result.passed, [f.to_json() for f in result.failures]
 
 
+def test_a_causal_alibi_kernel_that_sees_only_the_last_16_keys_fails_on_the_drawn_shape():
+    """Judged correct before the drawn shapes: every fixed shape has S <= 9, inside the window."""
+    naive = (KERNELS / "attention_alibi" / "naive.py").read_text()
+    assert naive.count("for j in range(qi + 1):") == 2
+    source = naive.replace("for j in range(qi + 1):", "for j in range(max(0, qi - 15), qi + 1):")
+    result = verify("attention_alibi", source)
+    assert {f.kind for f in result.failures} == {"wrong_output"}
+    assert all(c.passed for c in result.configs[:-1]) and result.configs[-1].passed is False
+    (shape,) = [c.name for c in result.configs[-1:]]
+    assert all(shape in f.message for f in result.failures)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_drawn_shape_is_past_a_64_tile_and_a_warp_of_head_dimensions(task):
+    import numpy as np
+
+    from tutor.coach.tasks import load_task
+
+    spec = load_task(task)
+    for seed in range(20):
+        (shape,) = spec.random_shapes(np.random.default_rng(seed))
+        B, H, S, D = shape
+        assert S > 64 and D > 32 and S % 16 and D % 16, shape
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_one_query_row_in_four_has_raw_scores_past_float32_exps_range(task):
+    """Those rows' raw scores all lie about 95 to 130 from zero: without the max shift, exp() of
+    them overflows float32 (or underflows to 0 / 0), while the softmax itself stays moderate."""
+    import numpy as np
+
+    q, k = load(KERNELS / task / "inputs.py", f"{task}_in_scores").make_inputs(
+        np.random.default_rng(3), (2, 2, 67, 24))[:2]
+    scores = np.einsum("bhqd,bhkd->bhqk", q.astype(np.float64), k.astype(np.float64)) / np.sqrt(24)
+    hot = scores[:, :, 1::4]
+    assert (np.abs(hot) > 88.8).mean() > 0.99
+    assert (np.abs(hot).min(axis=-1) > 80).all() and (np.abs(hot).max(axis=-1) < 150).all()
+    assert np.all(hot.max(axis=-1) - hot.min(axis=-1) < 40)  # a softmax of some spread, not one-hot
+    spread = hot.max(axis=-1) - np.sort(hot, axis=-1)[..., -2]
+    assert np.median(spread) < 5
+
+
 # Kernel signatures as the launch functions call them (C-contiguous arrays, int64 sizes).
 def _signatures():
     import numba

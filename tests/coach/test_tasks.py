@@ -103,6 +103,89 @@ def test_expert_passes_the_verifier_on_our_simulator(task):
     assert result.passed, [f.to_json() for f in result.failures]
 
 
+# The least each dimension of the drawn simulator shape may be: past a block of 1024 threads, a 64
+# tile, or 64 blocks of 1024 threads adding one element each.
+DRAWN_AT_LEAST = {"reduce_sum": {"n": 65537}, "softmax": {"rows": 2, "cols": 1025},
+                  "layernorm": {"rows": 2, "cols": 1025}, "matmul": {"m": 65, "k": 65, "n": 65}}
+DRAWN_NEVER_A_MULTIPLE_OF = {"reduce_sum": 2, "softmax": 32, "layernorm": 32, "matmul": 16}
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_drawn_shape_is_past_every_tile_a_kernel_might_assume(task):
+    import numpy as np
+
+    from tutor.coach.tasks import load_task
+
+    spec = load_task(task)
+    drawn = set()
+    for seed in range(20):
+        (shape,) = spec.random_shapes(np.random.default_rng(seed))
+        for name, size in zip(spec.data["shape_names"], shape, strict=True):
+            assert size >= DRAWN_AT_LEAST[task][name] and size % DRAWN_NEVER_A_MULTIPLE_OF[task], (name, shape)
+        drawn.add(shape)
+    assert len(drawn) > 10
+
+
+def test_every_softmax_row_defeats_exp_without_the_max_shift_even_in_float64():
+    import numpy as np
+
+    inp = load(KERNELS / "softmax" / "inputs.py", "softmax_inputs_rows")
+    (x,) = inp.make_inputs(np.random.default_rng(5), (6, 3001))
+    x = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x)
+        unshifted = e / e.sum(axis=1, keepdims=True)
+    assert not np.isfinite(unshifted).all(axis=1).any()
+    # Rows 0 and 3: the maximum stands more than 709 above every other entry, in the second half,
+    # so a maximum taken over any part of the row before it leaves exp() overflowing too.
+    for r in (0, 3):
+        top = int(np.argmax(x[r]))
+        assert top >= 3001 // 2 and x[r, top] - np.delete(x[r], top).max() > 709.8
+    assert (np.abs(x) > 100).sum(axis=1).min() >= 3001 // 16
+
+
+def test_layernorms_far_rows_defeat_the_one_pass_variance_in_float32():
+    """Summed in float32 as the expert's block does (128 threads of 16 elements, a butterfly within
+    each warp, then the warps in turn): on the odd rows the one-pass variance moves outputs well past
+    the tolerance, while the two-pass one stays well inside it."""
+    import numpy as np
+
+    def block_sum(v):
+        padded = np.zeros((v.shape[0], 2048), np.float32)
+        padded[:, :v.shape[1]] = v
+        per_thread = np.zeros((v.shape[0], 128), np.float32)
+        for t in range(16):
+            per_thread += padded[:, t * 128:(t + 1) * 128]
+        warps = per_thread.reshape(v.shape[0], 4, 32)
+        for offset in (16, 8, 4, 2, 1):
+            warps = warps + warps[:, :, np.arange(32) ^ offset]
+        total = np.zeros(v.shape[0], np.float32)
+        for w in range(4):
+            total += warps[:, w, 0]
+        return total
+
+    def layernorm(x, gamma, beta, one_pass):
+        n = np.float32(x.shape[1])
+        mean = block_sum(x) / n
+        if one_pass:
+            var = block_sum(x * x) / n - mean * mean
+        else:
+            var = block_sum((x - mean[:, None]) ** 2) / n
+        rstd = (1 / np.sqrt(var.astype(np.float64) + 1e-5)).astype(np.float32)
+        return (x - mean[:, None]) * rstd[:, None] * gamma + beta
+
+    inp = load(KERNELS / "layernorm" / "inputs.py", "layernorm_inputs_far")
+    ref = load(KERNELS / "layernorm" / "reference.py", "layernorm_reference_far")
+    x, gamma, beta = inp.make_inputs(np.random.default_rng(6), (6, 2001))
+    expected = ref.reference(*[a.astype(np.float64) for a in (x, gamma, beta)])
+    assert np.all(np.abs(x[1::2].mean(axis=1)) > 99)
+    worst = {}
+    for one_pass in (True, False):
+        err = np.abs(layernorm(x, gamma, beta, one_pass) - expected) / (1e-4 + 1e-4 * np.abs(expected))
+        worst[one_pass] = np.nan_to_num(err, nan=np.inf).max(axis=1)
+    assert worst[True][1::2].max() > 2 and worst[False].max() < 0.5, worst
+
+
 # Kernel signatures as the launch functions call them (float32 C-contiguous arrays, int64 sizes).
 def _signatures():
     import numba

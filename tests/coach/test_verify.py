@@ -189,6 +189,122 @@ def test_verify_cli_unknown_task_is_a_usage_error(tmp_path):
     assert proc.returncode == 2 and "unknown task 'nope'" in proc.stderr
 
 
+# -- The simulator's drawn shape: past every tile and window, new at every verification -----------
+DRAWN_TOML = TASK_TOML + 'shape_names = ["n"]\n\n[[sim_random]]\nn = [1025, 4095]\nnot_multiple_of = 2\n'
+
+
+def test_every_verification_draws_a_new_shape_after_the_fixed_ones_and_names_it(task, tmp_path):
+    (tmp_path / task / "task.toml").write_text(DRAWN_TOML)
+    drawn = []
+    for _ in range(3):
+        result = verify(task, HONEST)
+        assert result.passed, [f.to_json() for f in result.failures]
+        names = [c.name for c in result.configs]
+        assert names[:-1] == ["shape (1,)", "shape (7,)", "shape (33,)", "shape (64,)"]
+        (n,) = (int(v) for v in names[-1].removeprefix("shape (").removesuffix(",)").split(","))
+        assert 1025 <= n <= 4095 and n % 2 == 1 and names[-1] == f"shape ({n},)"
+        drawn.append(n)
+    assert len(set(drawn)) > 1, drawn
+
+
+def test_a_kernel_right_only_for_small_sizes_fails_on_the_drawn_shape_and_the_verdict_names_it(task, tmp_path):
+    (tmp_path / task / "task.toml").write_text(DRAWN_TOML)
+    source = _changed(HONEST, "scale[(n + TPB - 1) // TPB, TPB](out, x, n)",
+                      "scale[(min(n, 1024) + TPB - 1) // TPB, TPB](out, x, n)")
+    result = verify(task, source)
+    assert [c.passed for c in result.configs] == [True, True, True, True, False]
+    assert {f.config for f in result.failures} == {result.configs[-1].name}
+    assert result.configs[-1].name in result.failures[0].message
+
+
+def test_a_drawing_rule_that_does_not_name_the_shape_is_an_error(task, tmp_path):
+    from tutor.coach.tasks import load_task
+
+    (tmp_path / task / "task.toml").write_text(DRAWN_TOML.replace("\nn = [1025, 4095]", "\nm = [1025, 4095]"))
+    with pytest.raises(ValueError, match=r"range for each of shape_names \['n'\], got \['m'\]"):
+        load_task(task).random_shapes(np.random.default_rng(0))
+    (tmp_path / task / "task.toml").write_text(DRAWN_TOML.replace("[1025, 4095]", "[16, 16]").replace("= 2", "= 16"))
+    with pytest.raises(ValueError, match=r"n = \[16, 16\] leaves no size to draw"):
+        load_task(task).random_shapes(np.random.default_rng(0))
+
+
+# Each of these kernels was judged correct before the drawn shapes and the inputs past 100: the
+# fixed shapes are all smaller than 65 and the softmax inputs stayed below exp's overflow.
+def test_a_softmax_without_the_max_shift_fails_on_the_simulator():
+    from tutor.coach.tasks import load_task
+
+    source = _changed(load_task("softmax").source("naive"), "math.exp(x[r, c] - m)", "math.exp(x[r, c])")
+    result = verify("softmax", source)
+    assert not result.passed
+    assert kinds(result) & {"runtime_error", "not_finite"}, [f.to_json() for f in result.failures]
+
+
+@pytest.mark.parametrize("old, new", [
+    ("for c in range(1, cols):", "for c in range(1, min(cols, 64)):"),  # the max of 64 columns only
+    ("softmax_rows[(rows + TPB - 1) // TPB, TPB](out, x, rows, cols)",  # one tile of 64 columns
+     "softmax_rows[(rows + TPB - 1) // TPB, TPB](out, x, rows, min(cols, 64))"),
+], ids=["max_of_64_columns", "tile_of_64_columns"])
+def test_a_softmax_right_only_up_to_64_columns_fails_on_the_drawn_shape(old, new):
+    from tutor.coach.tasks import load_task
+
+    result = verify("softmax", _changed(load_task("softmax").source("naive"), old, new))
+    assert not result.passed and result.configs[-1].passed is False
+    assert all(c.passed for c in result.configs[:-1]), [f.to_json() for f in result.failures]
+
+
+def test_a_matmul_that_stops_after_a_64_tile_of_k_fails_on_the_drawn_shape():
+    from tutor.coach.tasks import load_task
+
+    result = verify("matmul", _changed(load_task("matmul").source("naive"), "range(k)", "range(min(k, 64))"))
+    assert kinds(result) == {"wrong_output"} and result.configs[-1].passed is False
+    assert all(c.passed for c in result.configs[:-1])
+
+
+def test_a_reduce_sum_that_covers_only_4096_elements_fails_on_the_drawn_shape():
+    from tutor.coach.tasks import load_task
+
+    source = _changed(load_task("reduce_sum").source("naive"), "add_all[(n + TPB - 1) // TPB, TPB]",
+                      "add_all[min(16, (n + TPB - 1) // TPB), TPB]")
+    result = verify("reduce_sum", source)
+    assert kinds(result) == {"wrong_output"} and result.configs[-1].passed is False
+    assert all(c.passed for c in result.configs[:-1])
+
+
+# On the simulator every value in flight is a float64, so a variance that cancels in float32 and an
+# exp() past float32's range (88.7) pass there: only a GPU, where they are float32, fails these.
+def _one_pass_layernorm() -> str:
+    """The expert with E[x^2] - mean^2 for the variance: the rows far from zero lose its digits."""
+    from tutor.coach.tasks import load_task
+
+    source = _changed(load_task("layernorm").source("expert"), "dv = xr[t] - mean\n        s2 += dv * dv",
+                      "s2 += xr[t] * xr[t]")
+    source = _changed(source, "dv = x[r, c] - mean\n        s2 += dv * dv", "s2 += x[r, c] * x[r, c]")
+    return _changed(source, "var = _block_sum(s2, red, tid, nt) * inv_n",
+                    "var = _block_sum(s2, red, tid, nt) * inv_n - mean * mean")
+
+
+def _attention_without_the_max_shift() -> str:
+    from tutor.coach.tasks import load_task
+
+    return _changed(load_task("attention_causal").source("naive"), "p = math.exp(sc - m)", "p = math.exp(sc)")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, make", [("layernorm", _one_pass_layernorm),
+                                        ("attention_causal", _attention_without_the_max_shift)],
+                         ids=["layernorm_one_pass_variance", "attention_without_max_shift"])
+def test_float32_cancellation_and_overflow_fail_on_a_gpu(name, make):
+    result = verify(name, make(), "gpu")
+    assert not result.passed
+    gpu_failures = [f for f in result.failures if not (f.config or "").startswith("simulator")]
+    assert {f.kind for f in gpu_failures} & {"wrong_output", "not_finite"}, [f.to_json() for f in result.failures]
+
+
+def _changed(source: str, old: str, new: str) -> str:
+    assert old in source, old
+    return source.replace(old, new)
+
+
 @pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])
 def test_naive_baselines_pass_the_verifier_on_the_simulator(name):
     from tutor.coach.tasks import load_task
@@ -214,3 +330,56 @@ def test_every_baseline_passes_the_static_screen(name):
 
     for kind in ("naive", "expert"):
         assert screen(load_task(name).source(kind)) == []
+
+
+# Dynamic shared memory: the shared array is sized at launch, kern[grid, block, 0, nbytes](...).
+DYNAMIC_SHARED_REDUCE_SUM = textwrap.dedent('''
+    import numba
+    from numba import cuda
+
+    TPB = 128
+
+
+    @cuda.jit
+    def zero(out):
+        if cuda.grid(1) == 0:
+            out[0] = 0.0
+
+
+    @cuda.jit
+    def block_sums(out, x, n):
+        cache = cuda.shared.array(0, numba.float32)
+        t = cuda.threadIdx.x
+        i = cuda.grid(1)
+        cache[t] = x[i] if i < n else numba.float32(0)
+        cuda.syncthreads()
+        s = cuda.blockDim.x // 2
+        while s > 0:
+            if t < s:
+                cache[t] += cache[t + s]
+            cuda.syncthreads()
+            s //= 2
+        if t == 0:
+            cuda.atomic.add(out, 0, cache[0])
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        zero[1, 1](out)
+        block_sums[(n + TPB - 1) // TPB, TPB, 0, TPB * 4](out, x, n)
+    ''')
+
+
+def test_a_reduction_with_dynamic_shared_memory_passes_the_verifier_on_the_simulator():
+    result = verify("reduce_sum", DYNAMIC_SHARED_REDUCE_SUM, "sim")
+    assert result.passed, [f.to_json() for f in result.failures]
+
+
+def test_the_real_compiler_accepts_a_dynamic_shared_array():
+    from tutor.engine.compile import compile_launches, nvvm_missing
+
+    if nvvm_missing():
+        pytest.skip(nvvm_missing())
+    launches = [("zero", (("array", "float32", 1),)),
+                ("block_sums", (("array", "float32", 1), ("array", "float32", 1), ("int",)))]
+    assert compile_launches(DYNAMIC_SHARED_REDUCE_SUM, "candidate.py", launches) == []

@@ -1,8 +1,10 @@
 """The verifier on a real GPU (pytest -m gpu on the GPU machine): timing against the baseline."""
 
+import textwrap
+
 import pytest
 
-from test_verify import HONEST, INPUTS, REFERENCE, TASK_TOML  # noqa: F401 (the same small task)
+from test_verify import HEAD, HONEST, INPUTS, REFERENCE, TASK_TOML  # noqa: F401 (the same small task)
 from tutor.coach.verify import verify
 
 pytestmark = pytest.mark.gpu
@@ -33,3 +35,41 @@ def test_a_launch_that_does_nothing_is_rejected_on_the_gpu(gpu_task):
     source = HONEST.replace("    scale[(n + TPB - 1) // TPB, TPB](out, x, n)", "    pass")
     result = verify(gpu_task, source, "gpu")
     assert not result.passed and {f.kind for f in result.failures} == {"not_finite"}
+
+
+RACING = HONEST.replace("            out[i] = 2.0 * x[i]",
+                        "            out[i] = 2.0 * x[i]\n            if i + 1 < n:\n"
+                        "                out[i + 1] = 2.0 * x[i + 1]  # the neighbour's cell: same value, a race")
+
+
+def test_a_race_whose_outputs_look_right_on_the_gpu_fails_by_the_simulator_beside_it(gpu_task):
+    result = verify(gpu_task, RACING, "gpu")
+    assert not result.passed and "race" in result.kinds(), [f.to_json() for f in result.failures]
+    assert any(c.name.startswith("simulator, ") for c in result.configs)
+    assert all(f.config.startswith("simulator") for f in result.failures if f.kind == "race")
+
+
+HEAVY = HEAD + textwrap.dedent("""
+    @cuda.jit
+    def scale(out, x, n):
+        i = cuda.grid(1)
+        if i < n:
+            SKIP
+            acc = 0.0
+            for k in range(2048):
+                acc += x[i] * 0.0009765625
+            out[i] = acc
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        scale[(n + TPB - 1) // TPB, TPB](out, x, n)
+    """)
+
+
+def test_a_kernel_that_skips_work_once_out_holds_numbers_is_timed_doing_the_work(gpu_task, tmp_path):
+    (tmp_path / "scale" / "naive.py").write_text(HEAVY.replace("SKIP", "pass"))
+    skipping = HEAVY.replace("SKIP", "if out[i] == out[i]:\n                return  # not NaN: done before")
+    result = verify(gpu_task, skipping, "gpu")
+    assert result.passed, [f.to_json() for f in result.failures]
+    assert 0.5 < result.timing["speedup"] < 2.0, result.timing  # the same work as the baseline

@@ -48,27 +48,36 @@ class Timer:
         self.kernels = _kernels(cuda)
         self.flush = cuda.device_array(FLUSH_BYTES // 4, dtype=np.float32)
 
-    def _prepare(self) -> None:
+    def _prepare(self, reset=None) -> None:
+        if reset is not None:
+            reset()  # untimed: before the flush and the hold
         n = self.flush.size
         self.kernels["touch"][(n + 255) // 256, 256](self.flush)
         self.kernels["hold"][1, 32](HOLD_US)
 
-    def time(self, fn, runs: int, warmup: int = 3) -> dict:
+    def time(self, fn, runs: int, warmup: int = 3, reset=None, after=None) -> dict:
+        """`reset()` puts the output back before every run, untimed (a kernel that skips its work
+        when `out` already holds numbers must time the whole work); `after(n)` sees each run's
+        result, untimed, so what the timed runs wrote can be judged too."""
         cuda = self.cuda
         for _ in range(warmup):
+            if reset is not None:
+                reset()
             fn()
-        self._prepare()  # compiles both helper kernels outside the timed runs
+        self._prepare(reset)  # compiles both helper kernels outside the timed runs
         cuda.synchronize()
         device, host, late = [], [], 0
         start, end = cuda.event(), cuda.event()
-        for _ in range(runs):
-            self._prepare()
+        for n in range(runs):
+            self._prepare(reset)
             t0 = time.perf_counter()
             start.record()
             fn()
             end.record()
             enqueue = time.perf_counter() - t0
             end.synchronize()
+            if after is not None:
+                after(n)
             device.append(cuda.event_elapsed_time(start, end))
             host.append(enqueue * 1000)
             late += enqueue * 1e6 > HOLD_US * 0.8

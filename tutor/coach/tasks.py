@@ -54,6 +54,14 @@ class Task:
         key = "gpu_shapes" if backend == "gpu" else "sim_shapes"
         return [tuple(s) if isinstance(s, (list, tuple)) else (s,) for s in self.data.get(key, [])]
 
+    def random_shapes(self, rng) -> list[tuple]:
+        """One shape per `[[sim_random]]` rule of task.toml, drawn with `rng`: each dimension of
+        `shape_names` uniformly from its inclusive `[low, high]`, never a multiple of the rule's
+        `not_multiple_of` where it has one. The rules put the simulator past every tile and window
+        a kernel might assume, which the small fixed shapes never reach."""
+        names = list(self.data.get("shape_names", []))
+        return [_draw_shape(self.name, names, rule, rng) for rule in self.data.get("sim_random", [])]
+
     def largest_shape(self, backend: str = "gpu") -> tuple:
         """The shape with the most elements: where timing means bandwidth, not launch overhead."""
         import math
@@ -79,3 +87,20 @@ def load_task(name: str, root: Path | None = None) -> Task:
         raise KeyError(f"unknown task '{name}'; known tasks: {known}")
     with open(folder / "task.toml", "rb") as f:
         return Task(name, folder, tomllib.load(f))
+
+
+def _draw_shape(task: str, names: list[str], rule: dict, rng) -> tuple:
+    """One shape from a `[[sim_random]]` rule; a rule that does not fit `shape_names` is an error."""
+    step = int(rule.get("not_multiple_of", 0))
+    ranges = {k: v for k, v in rule.items() if k != "not_multiple_of"}
+    if not names or set(ranges) != set(names):
+        raise ValueError(f"{task}/task.toml: a [[sim_random]] rule must give a range for each of shape_names "
+                         f"{names}, got {sorted(ranges)}")
+    shape = []
+    for name in names:
+        low, high = (int(v) for v in ranges[name])
+        allowed = [v for v in range(max(1, low), high + 1) if step < 2 or v % step]
+        if not allowed:
+            raise ValueError(f"{task}/task.toml: sim_random's {name} = [{low}, {high}] leaves no size to draw")
+        shape.append(allowed[int(rng.integers(len(allowed)))])
+    return tuple(shape)

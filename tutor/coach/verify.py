@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 
 import numpy as np
@@ -44,12 +45,41 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
         from ..engine.gpulock import shared_queue
 
         queue = shared_queue()
+    deadline = time.monotonic() + timeout
+    beside = None
+    if backend == "gpu":  # a GPU judges outputs only: the simulator's detections run beside it
+        simulated = Verdict(puzzle=task, backend="sim", passed=False)
+        beside = threading.Thread(target=_Judge(spec, source, "sim", deadline, timeout).run, args=(simulated,),
+                                  name="gpu-tutor-verify-sim", daemon=True)
+        beside.start()
     turn = queue.turn(on_wait=on_wait) if queue is not None else contextlib.nullcontext()
-    with turn:
-        _Judge(spec, source, backend, time.monotonic() + timeout, timeout).run(verdict)
+    try:
+        with turn:
+            _Judge(spec, source, backend, deadline, timeout).run(verdict)
+    finally:
+        if beside is not None:
+            beside.join()
+    if beside is not None:
+        _add_simulator(verdict, simulated)
     verdict.passed = not verdict.failures and bool(verdict.configs)
     verdict.sort()
     return verdict
+
+
+def _add_simulator(verdict: Verdict, simulated: Verdict) -> None:
+    """The simulator's verdict on its own shapes, inside the GPU's: races, bounds, barriers and
+    unwritten reads are only seen there. Passed only when both passed."""
+    for c in simulated.configs:
+        c.name = f"simulator, {c.name}"
+    for f in simulated.failures:
+        f.config = f"simulator, {f.config}" if f.config else "simulator"
+    verdict.failures += simulated.failures
+    verdict.configs = simulated.configs + verdict.configs
+    verdict.global_bytes = simulated.global_bytes
+    verdict.notes += [n for n in simulated.notes if n not in verdict.notes]
+    if not simulated.configs and not simulated.failures:
+        verdict.failures.append(Failure(kind="runtime_error", config="simulator",
+                                        message="the simulator's run gave no verdict"))
 
 
 class _Judge:
@@ -96,12 +126,20 @@ class _Judge:
             self.child.end_request()
 
     def cases(self, verdict: Verdict) -> None:
-        shapes = self.task.shapes(self.backend)
-        for shape in [shapes[i % len(shapes)] for i in range(max(MIN_CASES, len(shapes)))]:
+        for shape in self.shapes():
             failures = self.case(shape, verdict)
             verdict.failures += failures
             if any(f.kind in ("compile_error", "runtime_error") for f in failures):
                 break
+
+    def shapes(self) -> list[tuple]:
+        """The task's fixed shapes, cycled to MIN_CASES cases with fresh inputs each time, then on our
+        simulator the shapes drawn here from the task's `sim_random` rules: past every tile and window
+        a kernel might assume, from a seed the candidate never sees, new at every verification."""
+        drawn = self.task.random_shapes(self.rng) if self.backend == "sim" else []
+        fixed = self.task.shapes(self.backend)
+        n = max(MIN_CASES - len(drawn), len(fixed)) if fixed else 0
+        return [fixed[i % len(fixed)] for i in range(n)] + drawn
 
     def case(self, shape, verdict: Verdict) -> list[Failure]:
         where = f"shape {tuple(shape)}"
@@ -181,14 +219,24 @@ class _Judge:
         inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
         fresh = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
         out_shape = tuple(self.inputs_mod.output_shape(shape))
+        # Two timed runs are judged too, one of them drawn here: the output is poisoned before every
+        # timed run, so a kernel that skips work when `out` already holds numbers is caught, not timed.
+        keep = sorted({int(self.rng.integers(0, TIMING_RUNS)), TIMING_RUNS - 1})
         answer, arrays = self.ask({"op": "time", "out_shape": list(out_shape), "n_inputs": len(inputs),
-                                   "runs": TIMING_RUNS, "baseline": self.task.source("naive")}, inputs + fresh)
+                                   "runs": TIMING_RUNS, "baseline": self.task.source("naive"),
+                                   "keep_runs": keep}, inputs + fresh)
+        where = f"shape {tuple(shape)}"
         expected = self.reference.reference(*[x.astype(np.float64) for x in fresh])
         got = arrays[0] if arrays else np.empty(0)
-        if got.shape != np.shape(expected) or not np.isfinite(got).all() or \
-                not np.allclose(got, expected, rtol=self.rtol, atol=self.atol):
-            verdict.failures.append(Failure(kind="wrong_output", config=f"shape {tuple(shape)}",
-                                            message="wrong on a fresh input inside the timing run"))
+        if not self.close(got, expected):
+            verdict.failures.append(Failure(kind="wrong_output", config=where,
+                                            message=f"wrong on a fresh input inside the timing run ({where})"))
+            return
+        timed = self.reference.reference(*[x.astype(np.float64) for x in inputs])
+        if len(arrays) != 1 + len(keep) or not all(self.close(a, timed) for a in arrays[1:]):
+            verdict.failures.append(Failure(kind="nondeterministic", config=where, message=(
+                f"the runs that were timed did not all write the answer ({where}; timed runs {[k + 1 for k in keep]} "
+                f"of {TIMING_RUNS} were checked): every launch must do the whole work, whatever out holds")))
             return
         mine, base = answer["mine"], answer["base"]
         ms, base_ms = float(mine["ms"]), float(base["ms"])
@@ -202,6 +250,11 @@ class _Judge:
         if speedup > SPEEDUP_TO_REVIEW:
             verdict.flags.append(f"speedup {speedup:.1f}x over the naive baseline: more than "
                                  f"{SPEEDUP_TO_REVIEW:g}x is flagged for review, not trusted")
+
+
+    def close(self, got, expected) -> bool:
+        return got.shape == np.shape(expected) and bool(np.isfinite(got).all()) and \
+            bool(np.allclose(got, expected, rtol=self.rtol, atol=self.atol))
 
 
 def _failure(d: dict, where: str | None = None) -> Failure:

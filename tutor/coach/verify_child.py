@@ -140,17 +140,27 @@ def time_on_gpu(state: dict, request: dict, arrays: list):
     out_shape = tuple(request["out_shape"])
     timer = Timer(cuda)
 
-    def timed(launch):
+    poison = np.full(out_shape, np.nan, dtype=np.float32)
+    kept = [int(k) for k in request.get("keep_runs", [])]  # the parent's choice of timed runs to judge
+
+    def timed(launch, keep):
         d_inputs = [cuda.to_device(x) for x in inputs]
         d_out = cuda.device_array(out_shape, dtype=np.float32)
-        return timer.time(lambda: launch(d_out, *d_inputs), int(request["runs"]))
 
-    mine = timed(state["launch"])
-    base = timed(load_module_for_numba(request["baseline"], "naive.py")["launch"])
-    d_out = cuda.to_device(np.full(out_shape, np.nan, dtype=np.float32))
+        def after(n):
+            if n in kept:
+                keep.append(d_out.copy_to_host())
+
+        return timer.time(lambda: launch(d_out, *d_inputs), int(request["runs"]),
+                          reset=lambda: d_out.copy_to_device(poison), after=after)
+
+    outputs: list = []
+    mine = timed(state["launch"], outputs)
+    base = timed(load_module_for_numba(request["baseline"], "naive.py")["launch"], [])
+    d_out = cuda.to_device(poison)
     state["launch"](d_out, *[cuda.to_device(x) for x in fresh])
     cuda.synchronize()
-    return {"mine": mine, "base": base}, [d_out.copy_to_host()]
+    return {"mine": mine, "base": base}, [d_out.copy_to_host()] + outputs
 
 
 def _unique(issues):
