@@ -28,7 +28,10 @@ def test_reference_outputs_match_numbas_simulator(runners, catalog, pid):
     for ra, rb in zip(a.runs, b.runs):
         for name, value in ra.inputs.items():
             assert np.array_equal(value, rb.inputs[name])
-        np.testing.assert_allclose(ra.got, rb.got, rtol=1e-5, atol=1e-5)
+        # Numba's simulator computes in float32 where ours keeps Python floats: with inputs far from
+        # zero (attention's scores reach +-1000) they agree to the puzzle's tolerance, not to 1e-5.
+        tol = max(1e-5, catalog.get(pid).tolerance)
+        np.testing.assert_allclose(ra.got, rb.got, rtol=tol, atol=tol)
 
 
 def test_numba_sim_lacks_shuffles(runners, catalog):
