@@ -235,17 +235,16 @@ def _timed_differ(run: ConfigRun, p: Planned, tolerance: float) -> list[Failure]
     if run.timed is None:
         return []
     timed = np.asarray(run.timed)
-    expected = p.expected.astype(np.float64)
-    if timed.ndim != expected.ndim + 1 or timed.shape[1:] != expected.shape:
+    if timed.ndim != p.expected.ndim + 1 or timed.shape[1:] != p.expected.shape:
         return [Failure(kind="nondeterministic", config=p.config.name, array="out",
                         message="The timed runs did not report an output of the right shape.")]
     for n, out in enumerate(timed):
-        val = out.astype(np.float64)
-        ok = np.isclose(val, expected, rtol=tolerance, atol=tolerance) & np.isfinite(val)
-        if not ok.all():
-            return [Failure(kind="nondeterministic", config=p.config.name, array="out", count=int((~ok).sum()),
+        wrong = detect.wrong_output(None, p.config.name, p.expected, out, tolerance)  # the judged run's rule
+        if wrong:
+            bad = wrong[0].count
+            return [Failure(kind="nondeterministic", config=p.config.name, array="out", count=bad,
                             message=(f"The first run wrote the right answer, but timed run {n + 1} of {len(timed)} "
-                                     f"on the same inputs left {int((~ok).sum())} cell(s) of out wrong. Each "
+                                     f"on the same inputs left {bad} cell(s) of out wrong. Each "
                                      "launch must do the whole work from the same starting output: look for "
                                      "work skipped when out already holds numbers, or a race."))]
     return []
