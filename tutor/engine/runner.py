@@ -149,17 +149,24 @@ class Runner:
         # simulator compiles nothing: there it stays). Model code is compiled before it runs on the
         # simulator either way (untrusted), as on the simulator backend.
         sim_request = dict(request, compile=compile and self.backend != "gpu")
-        beside = threading.Thread(target=lambda: simulated.append(self.sim._run(sim_request, None)),
-                                  name="gpu-tutor-sim-beside-gpu", daemon=True)
+
+        def simulate():
+            try:
+                simulated.append(self.sim._run(sim_request, None))
+            except RunnerError as e:  # the simulator's own failure reaches the caller as the GPU's would
+                simulated.append(e)
+
+        beside = threading.Thread(target=simulate, name="gpu-tutor-sim-beside-gpu", daemon=True)
         beside.start()
         try:
             device = self._judged(spec, request, planned, self._run(request, on_wait), False)
         finally:
             beside.join()
-        sim = self.sim._judged(spec, request, planned, simulated[0], keep_traces) if simulated else \
-            CheckResult(_verdict(request, "sim", Failure(kind="runtime_error",
-                                                         message="The simulator's run did not answer.")))
-        return merge_device(sim, device)
+        if simulated and isinstance(simulated[0], RunnerError):
+            raise simulated[0]
+        if not simulated:  # a bug of ours in the simulator's thread, reported by threading
+            raise RunnerError("the simulator's run beside the GPU ended without an answer")
+        return merge_device(self.sim._judged(spec, request, planned, simulated[0], keep_traces), device)
 
     def _run(self, request, on_wait):
         with self._lock:
