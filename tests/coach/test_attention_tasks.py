@@ -99,7 +99,7 @@ def test_a_causal_alibi_kernel_that_sees_only_the_last_16_keys_fails_on_the_draw
 
 
 @pytest.mark.parametrize("task", TASKS)
-def test_the_drawn_shape_is_past_a_64_tile_and_a_warp_of_head_dimensions(task):
+def test_the_drawn_shape_is_past_two_64_tiles_and_a_warp_of_head_dimensions(task):
     import numpy as np
 
     from tutor.coach.tasks import load_task
@@ -108,7 +108,19 @@ def test_the_drawn_shape_is_past_a_64_tile_and_a_warp_of_head_dimensions(task):
     for seed in range(20):
         (shape,) = spec.random_shapes(np.random.default_rng(seed))
         B, H, S, D = shape
-        assert S > 64 and D > 32 and S % 16 and D % 16, shape
+        assert S >= 160 and D > 32 and S % 16 and D % 16, shape
+
+
+def test_a_tiled_kernel_missing_the_barrier_between_tiles_races_on_the_drawn_shape():
+    """The fixed shapes (S <= 9, D <= 8) fill one tile of keys and one chunk of dimensions, so the
+    barrier that guards the next chunk's loads is never needed there: only the drawn shape, with
+    three tiles of keys and three chunks, sees the race."""
+    expert = (KERNELS / "attention" / "expert.py").read_text()
+    guard = "            cuda.syncthreads()  # everyone is done with the previous chunk\n"
+    assert expert.count(guard) == 1
+    result = verify("attention", expert.replace(guard, ""))
+    assert "race" in {f.kind for f in result.failures}, [f.to_json() for f in result.failures]
+    assert all(c.passed for c in result.configs[:-1]) and result.configs[-1].passed is False
 
 
 @pytest.mark.parametrize("task", TASKS)

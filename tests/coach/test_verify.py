@@ -260,6 +260,17 @@ def test_a_matmul_that_stops_after_a_64_tile_of_k_fails_on_the_drawn_shape():
     assert all(c.passed for c in result.configs[:-1])
 
 
+def test_a_tiled_matmul_that_launches_one_128_tile_fails_on_the_drawn_shape():
+    """Our own expert's block tile is 128 x 128: before, the drawn shape (m, n <= 100) fit in it."""
+    from tutor.coach.tasks import load_task
+
+    source = _changed(load_task("matmul").source("expert"), "grid = ((n + BN - 1) // BN, (m + BM - 1) // BM)",
+                      "grid = (1, 1)")
+    result = verify("matmul", source)
+    assert kinds(result) == {"not_finite"} and result.configs[-1].passed is False
+    assert all(c.passed for c in result.configs[:-1])
+
+
 def test_a_reduce_sum_that_covers_only_4096_elements_fails_on_the_drawn_shape():
     from tutor.coach.tasks import load_task
 

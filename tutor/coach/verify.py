@@ -126,38 +126,41 @@ class _Judge:
             self.child.end_request()
 
     def cases(self, verdict: Verdict) -> None:
-        for shape in self.shapes():
-            failures = self.case(shape, verdict)
+        for shape, repeat in self.shapes():
+            failures = self.case(shape, verdict, repeat=repeat)
             verdict.failures += failures
             if any(f.kind in ("compile_error", "runtime_error") for f in failures):
                 break
 
-    def shapes(self) -> list[tuple]:
-        """The task's fixed shapes, cycled to MIN_CASES cases with fresh inputs each time, then on our
+    def shapes(self) -> list[tuple[tuple, int]]:
+        """(shape, runs) of each case: the task's fixed shapes, cycled to MIN_CASES cases with fresh
+        inputs each time, each run twice (a second run that differs is nondeterminism); then on our
         simulator the shapes drawn here from the task's `sim_random` rules: past every tile and window
-        a kernel might assume, from a seed the candidate never sees, new at every verification."""
+        a kernel might assume, from a seed the candidate never sees, new at every verification. A
+        drawn shape runs once: the simulator is deterministic and its detectors judge that run's
+        trace, so a second run would double the largest case's cost and could find nothing new."""
         drawn = self.task.random_shapes(self.rng) if self.backend == "sim" else []
         fixed = self.task.shapes(self.backend)
         n = max(MIN_CASES - len(drawn), len(fixed)) if fixed else 0
-        return [fixed[i % len(fixed)] for i in range(n)] + drawn
+        return [(fixed[i % len(fixed)], 2) for i in range(n)] + [(shape, 1) for shape in drawn]
 
-    def case(self, shape, verdict: Verdict) -> list[Failure]:
+    def case(self, shape, verdict: Verdict, repeat: int = 2) -> list[Failure]:
         where = f"shape {tuple(shape)}"
         inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
         expected = np.asarray(self.reference.reference(*[x.astype(np.float64) for x in inputs]))
         out_shape = tuple(self.inputs_mod.output_shape(shape))
         try:
-            records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": 2}, inputs)
+            records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": repeat}, inputs)
         except ChildFailed as e:
             return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
         failures = [_failure(i, where) for i in records["issues"]]
         verdict.configs.append(ConfigResult(where, (), (), {"out": out_shape}, {}, False))
         if not records.get("ran", True):
             return failures
-        if len(arrays) != 2 + len(inputs):
+        if len(arrays) != repeat + len(inputs):
             return failures + [Failure(kind="runtime_error", config=where, message="the candidate's process "
                                                                                   "answered without its outputs")]
-        got, again, after = arrays[0], arrays[1], arrays[2:]
+        got, again, after = arrays[0], arrays[repeat - 1], arrays[repeat:]
         failures += self.plausible(records, out_shape, where)
         failures += self.compare(inputs, after, got, again, expected, where)
         if records.get("moved") is not None:
@@ -195,6 +198,8 @@ class _Judge:
         wrong = self.wrong(got, expected, where)
         if wrong is not None:
             return out + [wrong]
+        if again is got:
+            return out
         if again.shape != got.shape or not np.allclose(again, got, rtol=self.rtol, atol=self.atol, equal_nan=False):
             out.append(Failure(kind="nondeterministic", config=where, message=(
                 f"a second run on the same inputs gave different results ({where}): look for a missing barrier "

@@ -10,6 +10,7 @@ do the kernels run, traced. Whatever the candidate patches or caches dies with t
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import numpy as np
@@ -83,6 +84,19 @@ def run(backend: str, state: dict, inputs: list, out_shape: tuple, repeat: int):
 
 
 def _run_sim(state, inputs, out_shape, repeat):
+    # A large shape's trace is millions of small tuples: with the cyclic collector on, each of the
+    # many collections its judging triggers would walk all of them (a third of the time at attention's
+    # drawn shape). Nothing here makes cycles worth collecting; refcounting frees the traces.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _run_sim_uncollected(state, inputs, out_shape, repeat)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _run_sim_uncollected(state, inputs, out_shape, repeat):
     from ..engine.compile import compile_launches
     from ..engine.sim import records
 
@@ -99,7 +113,7 @@ def _run_sim(state, inputs, out_shape, repeat):
     outs, issues, moved, launched = [], [], 0, 0
     for n in range(repeat):
         out = np.full(out_shape, np.nan, dtype=np.float32)
-        with records(cuda) as done:
+        with records(cuda, trace_local=False) as done:  # no one reads these traces thread by thread
             launch(out, *inputs)
         if any(k not in state["compiled"] for k in done.launches):
             issues.append({"kind": "runtime_error", "message": "launch() launched a kernel it did not launch "

@@ -326,16 +326,23 @@ def _compile_before_running(puzzle: Puzzle, source: str, filename: str) -> Failu
 
 
 def simulate(source: str, blocks, threads, named_args: list, *, filename: str = "kernel.py",
-             budget: dict | None = None, timeout: float = 10.0):
+             budget: dict | None = None, timeout: float = 10.0, trace_local: bool = True):
     """Run any kernel file once on the simulator: (trace, failures). For tests, the verifier and
     anything else that is not a puzzle. named_args: [(name, numpy array or int), ...]; the arrays
-    receive what the kernel wrote."""
-    from .sim import Launch, watchdog
+    receive what the kernel wrote. trace_local=False runs it as the verifier does (local arrays
+    untraced, FastLocal where it can)."""
+    from .sim import run_launch, watchdog
 
     module = load_for_sim(source, filename)
-    launch = Launch(module.kernel, blocks, threads, named_args, source_lines=module.lines, filename=filename)
-    with watchdog(timeout, lambda: launch):
-        trace = launch.run()
+    current: list = []
+    module.kernel.cuda._trace_local = trace_local
+    try:
+        with watchdog(timeout, lambda: current[0] if current else None):
+            launch = run_launch(module.kernel, blocks, threads, named_args, current=current,
+                                source_lines=module.lines, filename=filename)
+    finally:
+        module.kernel.cuda._trace_local = True
+    trace = launch.trace
     failures = [failure_from_dict(f) for f in launch.failures]
     failures += detect.find_all(trace, None, budget)
     return trace, failures

@@ -289,6 +289,7 @@ class FakeCuda:
         self._traces = []  # (trace, failures) of every launch through kernel[...]
         self._launches = []  # (kernel name, argument types) of each launch
         self._record_only = False
+        self._trace_local = True  # see sim.records
         self.threadIdx = Dim3(0, 0, 0)
         self.blockIdx = Dim3(0, 0, 0)
         self.blockDim = Dim3()

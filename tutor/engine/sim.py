@@ -28,7 +28,7 @@ import numpy as np
 from greenlet import GreenletExit, getcurrent, greenlet
 
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
-from .simarray import SimArray, new_array
+from .simarray import NeedsCheckedRun, SimArray, fast_local, new_array
 from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
 _DONE = object()
@@ -72,9 +72,8 @@ class SimKernel:
             if cuda._record_only:
                 return None
             names = [f"arg{i}" for i in range(len(args))]
-            launch = Launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes)
-            trace = launch.run()
-            cuda._traces.append((trace, launch.failures))
+            launch = run_launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes)
+            cuda._traces.append((launch.trace, launch.failures))
             return None
 
         return launcher
@@ -83,24 +82,44 @@ class SimKernel:
         raise TypeError("a kernel is launched with kernel[blocks, threads](...), not called directly")
 
 
+def run_launch(kernel: SimKernel, blocks, threads, named_args, *, current=None, **options) -> "Launch":
+    """Make and run one Launch; a launch with FastLocal arrays that needs the checked ones is run
+    again with them, from the same arguments (a launch writes its arrays back only when it
+    finishes). `current`, a list, holds the launch running now, for a watchdog."""
+    launch = Launch(kernel, blocks, threads, named_args, **options)
+    if current is not None:
+        current[:] = [launch]
+    try:
+        launch.run()
+    except NeedsCheckedRun:
+        launch = Launch(kernel, blocks, threads, named_args, **{**options, "fast_local": False})
+        if current is not None:
+            current[:] = [launch]
+        launch.run()
+    return launch
+
+
 class records:
     """What a module's host code launched, while the block lasts: `.launches` (kernel name and
     argument types) and `.traces` ((trace, failures) per launch). `record_only=True` notes the
-    launches without running any kernel."""
+    launches without running any kernel. `trace_local=False` keeps local arrays' reads and writes
+    out of the traces (their faults stay in): for runs that no one inspects thread by thread."""
 
-    def __init__(self, cuda: FakeCuda, record_only: bool = False):
-        self.cuda, self.record_only = cuda, record_only
+    def __init__(self, cuda: FakeCuda, record_only: bool = False, trace_local: bool = True):
+        self.cuda, self.record_only, self.trace_local = cuda, record_only, trace_local
         self.launches: list = []
         self.traces: list = []
 
     def __enter__(self):
         cuda = self.cuda
         cuda._launches, cuda._traces, cuda._record_only = self.launches, self.traces, self.record_only
+        cuda._trace_local = self.trace_local
         return self
 
     def __exit__(self, *exc):
         cuda = self.cuda
         cuda._launches, cuda._traces, cuda._record_only = [], [], False
+        cuda._trace_local = True
 
 
 def launch_types(args) -> tuple:
@@ -138,7 +157,7 @@ class Launch:
     """One kernel launch on the simulator: arrays wrapped, blocks run, everything traced."""
 
     def __init__(self, kernel: SimKernel, blocks, threads, named_args, *, source_lines=None,
-                 filename=None, max_events=5_000_000, shared_bytes=0):
+                 filename=None, max_events=5_000_000, shared_bytes=0, fast_local=None):
         self.kernel = kernel
         self.cuda = kernel.cuda
         self.grid = _dim3(blocks, "blocks")
@@ -158,6 +177,14 @@ class Launch:
         self.source_lines = source_lines or []
         self.filename = filename or getattr(kernel.py_func.__code__, "co_filename", "")
         self.max_events = max_events
+        # Local arrays traced access by access, for the thread pane; a run judged by detectors
+        # alone (records(trace_local=False)) keeps only their faults, several times faster.
+        self.trace_local = kernel.cuda._trace_local
+        # Untraced, float local arrays can also be FastLocal dicts; such a launch starts over
+        # with checked ones (NeedsCheckedRun) when anything about them needs judging.
+        self.fast_local = not self.trace_local if fast_local is None else fast_local
+        self.needs_checked_run = False
+        self._fast_locals: list = []  # this block's FastLocal arrays, checked when it ends
         # the state every traced access reads
         self.tid = 0
         self.phase = 0
@@ -206,24 +233,44 @@ class Launch:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         self.running = True
+        kept = True
         try:
             gx, gy, gz = self.grid
             for z in range(gz):
                 for y in range(gy):
                     for x in range(gx):
                         self._run_block((x, y, z))
+                        if self.fast_local:
+                            self._check_fast_locals()
+            if self.fast_local and self.trace.uninit_used is not None:
+                # an unwritten read happened: whether, and where, its value was used (a store into
+                # a FastLocal is a use the dict does not see) is for the checked run to say
+                raise NeedsCheckedRun("memory nobody wrote was read")
         except StopLaunch:
             pass
         except KernelTimeout as e:  # fired while the scheduler itself was running
             self._fail_timeout(e, None, None)
+        except NeedsCheckedRun:
+            kept = False
+            raise
         finally:
             self.running = False
             if gc_was_enabled:
                 gc.enable()
             cuda.launch = previous
-            for array, sim in self._outputs:
-                array[...] = _host_values(sim.data, array.dtype).reshape(array.shape)
+            if kept:
+                for array, sim in self._outputs:
+                    array[...] = _host_values(sim.data, array.dtype).reshape(array.shape)
         return self.trace
+
+    def _check_fast_locals(self):
+        if self._fast_run_in_doubt():
+            raise NeedsCheckedRun("a local array needs the checked run")
+        self._fast_locals.clear()
+
+    def _fast_run_in_doubt(self) -> bool:
+        return (self.needs_checked_run or self.trace.uninit_used is not None
+                or any(a.faulty() for a in self._fast_locals))
 
     def _run_block(self, bpos):
         cuda = self.cuda
@@ -477,8 +524,12 @@ class Launch:
 
     def local_array(self, shape, dtype: ScalarType, frame):
         t = self._cur
+        if self.fast_local and not dtype.is_int:
+            a = fast_local(_shape(shape), dtype.np_dtype.name, self)
+            self._fast_locals.append(a)
+            return a
         return self._new_array(_shape(shape), dtype, LOCAL, frame.f_lineno, thread=_tdim(self, t),
-                               block=self.block_pos[:self.grid_nd])
+                               block=self.block_pos[:self.grid_nd], quiet=not self.trace_local)
 
     def const_array(self, ary):
         if isinstance(ary, SimArray):
@@ -496,7 +547,7 @@ class Launch:
             self._const[key] = arr
         return arr
 
-    def _new_array(self, shape, dtype, space, line, block=None, thread=None):
+    def _new_array(self, shape, dtype, space, line, block=None, thread=None, quiet=False):
         size = 1
         for s in shape:
             size *= s
@@ -504,10 +555,15 @@ class Launch:
         name = _assigned_name(self.source_lines, line) or f"{space}@{line}"
         self.trace.arrays.append(ArrayInfo(aid, name, space, shape, dtype.np_dtype.name, block=block,
                                            thread=thread, line=line))
-        return new_array([None] * size, shape, aid, self, dtype.is_int, True, dtype.np_dtype.name)
+        return new_array([None] * size, shape, aid, self, dtype.is_int, True, dtype.np_dtype.name,
+                         quiet=quiet)
 
     # -- failures -------------------------------------------------------------------------------
     def _thread_error(self, t, exc, threads):
+        if self.fast_local and (not isinstance(exc, KernelTimeout) or self._fast_run_in_doubt()):
+            # the checked run words every error (and says whether a FastLocal caused it)
+            self._abandon(threads, "run again with checked local arrays")
+            raise NeedsCheckedRun("a thread stopped with an error")
         tb = exc.__traceback__
         line = _learner_line(tb, self.filename)
         block = self.block_pos[:self.grid_nd]

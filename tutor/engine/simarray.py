@@ -10,6 +10,7 @@ error, using it is (see Undefined).
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import sys
@@ -24,9 +25,10 @@ class SimArray:
     """A view over flat storage: shape and element strides, plus the array id the trace uses."""
 
     __slots__ = ("data", "shape", "strides", "offset", "aid", "st", "ndim", "n0", "s0", "s1", "n1",
-                 "is_int", "poisoned", "readonly", "dtype", "emit", "lo", "hi")
+                 "is_int", "poisoned", "readonly", "dtype", "emit", "lo", "hi", "quiet")
 
-    def __init__(self, data, shape, strides, offset, aid, st, is_int, poisoned, dtype, readonly=False):
+    def __init__(self, data, shape, strides, offset, aid, st, is_int, poisoned, dtype, readonly=False,
+                 quiet=False):
         self.data = data
         self.shape = tuple(shape)
         self.strides = tuple(strides)
@@ -43,7 +45,10 @@ class SimArray:
         self.poisoned = poisoned
         self.dtype = dtype
         self.readonly = readonly
-        self.emit = st.events.append
+        # A quiet array traces only what goes wrong (out of bounds, unwritten reads), not each
+        # read and write: see new_array.
+        self.quiet = quiet
+        self.emit = _discard if quiet else st.events.append
 
     # numba exposes these on device arrays; learners use them for bounds
     @property
@@ -112,7 +117,7 @@ class SimArray:
             shape.append(n)
             strides.append(s)
         return SimArray(self.data, shape, strides, offset, self.aid, self.st, self.is_int,
-                        self.poisoned, self.dtype, self.readonly)
+                        self.poisoned, self.dtype, self.readonly, self.quiet)
 
     def __getitem__(self, idx):
         return self._get(idx, 2)
@@ -133,7 +138,8 @@ class SimArray:
         if v is None:
             origin = _unwritten_read(st, self.aid, flat, _getframe(depth).f_lineno)
             return Undefined(0 if self.is_int else NAN, origin, st)
-        st.events.append((st.tid, READ, self.aid, flat, v, _getframe(depth).f_lineno, st.phase, st.wphase))
+        if not self.quiet:
+            st.events.append((st.tid, READ, self.aid, flat, v, _getframe(depth).f_lineno, st.phase, st.wphase))
         return v
 
     def _set(self, idx, value, depth):
@@ -152,7 +158,9 @@ class SimArray:
             raise TypeError("constant memory is read-only in a kernel")
         value = self._coerce(value)
         self.data[flat] = value
-        st.events.append((st.tid, WRITE, self.aid, flat, value, _getframe(depth).f_lineno, st.phase, st.wphase))
+        if not self.quiet:
+            st.events.append((st.tid, WRITE, self.aid, flat, value, _getframe(depth).f_lineno, st.phase,
+                              st.wphase))
 
     def _coerce(self, value):
         if self.is_int:
@@ -266,6 +274,140 @@ class Contiguous2D(SimArray):
                 self.emit((st.tid, WRITE, self.aid, flat, value, _getframe(1).f_lineno, st.phase, st.wphase))
                 return
         self._set(idx, value, 2)
+
+
+class Contiguous4D(SimArray):
+    """A whole C-ordered 4-D array (attention's (B, H, S, D)): a[b, h, s, d] with in-range ints
+    skips every general step."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        if type(idx) is tuple and len(idx) == 4:
+            i, j, l, m = idx
+            n0, n1, n2, n3 = self.shape
+            if (type(i) is int and type(j) is int and type(l) is int and type(m) is int
+                    and 0 <= i < n0 and 0 <= j < n1 and 0 <= l < n2 and 0 <= m < n3):
+                flat = ((i * n1 + j) * n2 + l) * n3 + m
+                v = self.data[flat]
+                if v is not None:
+                    st = self.st
+                    self.emit((st.tid, READ, self.aid, flat, v, _getframe(1).f_lineno, st.phase, st.wphase))
+                    return v
+        return self._get(idx, 2)
+
+    def __setitem__(self, idx, value):
+        if type(idx) is tuple and len(idx) == 4 and type(value) is float and not self.is_int:
+            i, j, l, m = idx
+            n0, n1, n2, n3 = self.shape
+            if (type(i) is int and type(j) is int and type(l) is int and type(m) is int
+                    and 0 <= i < n0 and 0 <= j < n1 and 0 <= l < n2 and 0 <= m < n3):
+                flat = ((i * n1 + j) * n2 + l) * n3 + m
+                self.data[flat] = value
+                st = self.st
+                self.emit((st.tid, WRITE, self.aid, flat, value, _getframe(1).f_lineno, st.phase, st.wphase))
+                return
+        self._set(idx, value, 2)
+
+
+class ContiguousND(SimArray):
+    """A whole C-ordered array of 3 or more dimensions: a full index of in-range ints skips every
+    general step (Contiguous4D unrolls the commonest of them)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, idx):
+        if type(idx) is tuple and len(idx) == self.ndim:
+            flat = 0
+            for k, n in zip(idx, self.shape):
+                if type(k) is not int or not 0 <= k < n:
+                    break
+                flat = flat * n + k
+            else:
+                v = self.data[flat]
+                if v is not None:
+                    st = self.st
+                    self.emit((st.tid, READ, self.aid, flat, v, _getframe(1).f_lineno, st.phase, st.wphase))
+                    return v
+        return self._get(idx, 2)
+
+    def __setitem__(self, idx, value):
+        if type(idx) is tuple and len(idx) == self.ndim and type(value) is float and not self.is_int:
+            flat = 0
+            for k, n in zip(idx, self.shape):
+                if type(k) is not int or not 0 <= k < n:
+                    break
+                flat = flat * n + k
+            else:
+                self.data[flat] = value
+                st = self.st
+                self.emit((st.tid, WRITE, self.aid, flat, value, _getframe(1).f_lineno, st.phase, st.wphase))
+                return
+        self._set(idx, value, 2)
+
+
+class NeedsCheckedRun(BaseException):
+    """A launch with FastLocal arrays met something only the checked arrays judge: it is run again
+    from its inputs with them. A BaseException, so that a kernel's `except Exception` cannot
+    swallow it (the launch's flag would catch that too)."""
+
+
+class FastLocal(dict):
+    """A float local array for a run no one watches thread by thread (the verifier's), in a dict
+    keyed by index: an in-range read or write of a written cell costs one C-level dict operation,
+    several times cheaper than a traced array's method call. It judges nothing itself, and so it
+    need not be exact where something goes wrong: any read it cannot answer (a cell never written,
+    out of bounds, a view, a wrong index), any thread error, a key outside the array when the block
+    ends, and any read of memory nobody wrote (its value may have been stored here, which the
+    checked arrays count as a use) makes the launch start over with checked local arrays
+    (NeedsCheckedRun), whose verdict is the one kept.
+    Values are stored as written (an int stays an int in a float array): they are equal as numbers,
+    and the real compiler has already refused whatever would tell them apart (a float index)."""
+
+    __slots__ = ("valid", "shape", "ndim", "size", "dtype", "st")
+
+    def __missing__(self, idx):
+        self.st.needs_checked_run = True
+        raise NeedsCheckedRun(f"local array read at {idx!r}")
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        self.st.needs_checked_run = True
+        raise NeedsCheckedRun("iterating over a local array")
+
+    def __repr__(self):
+        return f"<simulated array shape={self.shape}>"
+
+    def faulty(self) -> bool:
+        """Whether a write went outside the array: the checked run reports it, with its line."""
+        return not self.keys() <= self.valid
+
+
+_VALID_KEYS: dict = {}
+
+
+def fast_local(shape: tuple, dtype: str, st) -> FastLocal:
+    """An empty FastLocal of this shape (see FastLocal)."""
+    valid = _VALID_KEYS.get(shape)
+    if valid is None:
+        if len(shape) == 1:
+            valid = frozenset(range(shape[0]))
+        else:
+            valid = frozenset(itertools.product(*(range(n) for n in shape)))
+        _VALID_KEYS[shape] = valid
+    a = FastLocal()
+    a.valid, a.shape, a.ndim, a.dtype, a.st = valid, shape, len(shape), dtype, st
+    size = 1
+    for n in shape:
+        size *= n
+    a.size = size
+    return a
+
+
+def _discard(event) -> None:
+    """A quiet array's emit: the event is not kept."""
 
 
 def _unwritten_read(st, aid, flat, line) -> int:
@@ -463,8 +605,9 @@ def _kernel_line(filename):
     return None
 
 
-def new_array(data, shape, aid, st, is_int, poisoned, dtype, readonly=False) -> SimArray:
-    """A whole C-ordered array over flat storage, of the fastest class that fits."""
+def new_array(data, shape, aid, st, is_int, poisoned, dtype, readonly=False, quiet=False) -> SimArray:
+    """A whole C-ordered array over flat storage, of the fastest class that fits. A quiet array
+    (a local array the caller does not want traced access by access) records only its faults."""
     shape = tuple(shape)
     strides = []
     acc = 1
@@ -477,7 +620,11 @@ def new_array(data, shape, aid, st, is_int, poisoned, dtype, readonly=False) -> 
         cls = Contiguous1D
     elif not readonly and len(shape) == 2:
         cls = Contiguous2D
-    return cls(data, shape, strides, 0, aid, st, is_int, poisoned, dtype, readonly)
+    elif not readonly and len(shape) == 4:
+        cls = Contiguous4D
+    elif not readonly and len(shape) >= 3:
+        cls = ContiguousND
+    return cls(data, shape, strides, 0, aid, st, is_int, poisoned, dtype, readonly, quiet)
 
 
 def _as_index(k):
