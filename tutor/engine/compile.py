@@ -81,7 +81,7 @@ def _compile(source, filename, signature, arg_types):
         return Failure(kind="compile_error" if e.kind != "unsupported" else "unsupported",
                        message=e.message, line=e.line)
     except Exception as e:
-        line, message = trim_numba_error(str(e), filename, source)
+        line, message = trim_numba_error(str(e), filename, source, e)
         return Failure(kind="compile_error",
                        message=("Numba cannot compile this kernel for a GPU"
                                 + (f" (line {line})" if line else "") + f": {message}"),
@@ -121,11 +121,78 @@ def compile_launches(source: str, filename: str, launches) -> list[dict]:
                 _compile_declared(declared, kernel)
                 cuda.compile_ptx(kernel.py_func, sig, cc=CC)
         except Exception as e:
-            line, message = trim_numba_error(str(e), filename, source)
+            line, message = trim_numba_error(str(e), filename, source, e)
             failures.append({"kind": "compile_error", "line": line,
                              "message": f"Numba cannot compile `{name}` for a GPU"
                                         + (f" (line {line})" if line else "") + f": {message}"})
     return failures
+
+
+# The cuda.* intrinsics whose answer depends on the type Numba gives their argument: the width of
+# an integer (clz of 1 is 31 for an int32, 63 for an int64) or the precision of a float.
+TYPED_INTRINSICS = ("popc", "clz", "ffs", "brev", "fma", "cbrt")
+_TYPED_CALLS: dict = {}
+
+
+def intrinsic_types(source: str, filename: str, kernel_name: str, arg_types: tuple) -> dict:
+    """{(line, intrinsic): the Numba type of its argument there (of its result, for fma and cbrt)}
+    for one launch of `kernel_name`, as Numba's own type inference decides it, device functions
+    included. The simulator computes with Python ints and floats, which carry no width: it asks
+    here, once per launch typing, and answers each call as the GPU would for that type. A line where
+    one intrinsic is typed two ways (a device function called with an int32 and an int64) maps to
+    None. {} when Numba cannot type the kernel (the compile check says why) or is missing here."""
+    key = (source, filename, kernel_name, tuple(arg_types))
+    if key not in _TYPED_CALLS:
+        if len(_TYPED_CALLS) >= 64:  # a warm child sees a new source at every run of watch mode
+            _TYPED_CALLS.clear()
+        try:
+            _TYPED_CALLS[key] = _intrinsic_types(source, filename, kernel_name, arg_types)
+        except Exception:
+            _TYPED_CALLS[key] = {}
+    return _TYPED_CALLS[key]
+
+
+def _intrinsic_types(source, filename, kernel_name, arg_types) -> dict:
+    import numba
+    from numba.cuda.compiler import compile_cuda
+
+    from .loader import load_module_for_numba
+
+    with no_device_needed(), signatures_deferred():
+        namespace = load_module_for_numba(source, filename)
+        kernel = namespace.get(kernel_name)
+        if kernel is None or not hasattr(kernel, "py_func"):
+            return {}
+        sig = tuple(_numba_type(numba, t) for t in arg_types)
+        cres = compile_cuda(kernel.py_func, None, sig, cc=CC)
+    seen: dict = {}
+    _collect_intrinsic_types(cres.fndesc, filename, seen, set())
+    return {k: (next(iter(v)) if len(v) == 1 else None) for k, v in seen.items()}
+
+
+def _collect_intrinsic_types(fndesc, filename, seen: dict, visited: set) -> None:
+    from numba.core import types as core_types
+
+    if id(fndesc) in visited:
+        return
+    visited.add(id(fndesc))
+    for expr, sig in fndesc.calltypes.items():
+        if getattr(expr, "op", None) != "call" or sig is None:
+            continue
+        fnty = fndesc.typemap.get(expr.func.name)
+        if isinstance(fnty, core_types.Dispatcher):  # a device function: its own calls, typed for these args
+            overload = getattr(fnty.dispatcher, "overloads", {}).get(tuple(sig.args))
+            if getattr(overload, "fndesc", None) is not None:
+                _collect_intrinsic_types(overload.fndesc, filename, seen, visited)
+            continue
+        stub = getattr((getattr(fnty, "templates", None) or [None])[0], "key", None)
+        name = getattr(stub, "__name__", None)
+        loc = getattr(expr, "loc", None)
+        if (name not in TYPED_INTRINSICS or getattr(stub, "__module__", "") != "numba.cuda.stubs" or loc is None
+                or not (str(loc.filename).endswith(filename) or filename.endswith(str(loc.filename)))):
+            continue
+        typed = sig.return_type if name in ("fma", "cbrt") else (sig.args[0] if sig.args else None)
+        seen.setdefault((loc.line, name), set()).add(str(typed))
 
 
 @contextmanager
@@ -248,15 +315,21 @@ _FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
 _AT_LINE = re.compile(r"at (\S+) \((\d+)\)")
 _UNDEFINED = re.compile(r"NameError: name '(\w+)' is not defined")
 _HEADER = re.compile(r"^Failed in \S+ mode pipeline \(step: [^)]*\)\s*$")
+_NO_ATTRIBUTE = re.compile(r"^module '([\w.]+)' has no attribute '(\w+)'$")
+_GLOBAL_LOWERED = re.compile(r'During: lowering "[^"]*= global\((\w+): (.*)\)" at ')
+_CANDIDATES = re.compile(r"^There are \d+ candidate implementations")
+_SENTENCE_END = re.compile(r"[.?!](?=\s)")
+MESSAGE_LIMIT = 300  # Numba's words in a failure, so that the whole failure reads in one breath
 
 
-def trim_numba_error(text: str, filename: str, source: str = "") -> tuple[int | None, str]:
-    """Numba's messages run to dozens of lines; keep the learner's line and what went wrong."""
-    line = None
-    for m in list(_FILE_LINE.finditer(text)) + list(_AT_LINE.finditer(text)):
-        if m.group(1).endswith(filename) or filename.endswith(m.group(1)):
-            line = int(m.group(2))
-            break
+def trim_numba_error(text: str, filename: str, source: str = "", exc: BaseException | None = None
+                     ) -> tuple[int | None, str]:
+    """Numba's messages run to dozens of lines; keep the learner's line and the first thing Numba
+    says went wrong, in whole sentences. `exc`, the exception itself, finds the line when the
+    message names none (see _line_in_traceback)."""
+    line = _line_in_text(text, filename)
+    if line is None and exc is not None:
+        line = _line_in_traceback(exc, filename)
     name = _UNDEFINED.search(text)
     if line is None and name and source:  # Numba does not say where an unknown name is used
         pattern = re.compile(rf"\b{re.escape(name.group(1))}\b")
@@ -265,20 +338,128 @@ def trim_numba_error(text: str, filename: str, source: str = "") -> tuple[int | 
             if pattern.search(code) and not code.lstrip().startswith(("def ", "import ", "from ")):
                 line = n
                 break
-    keep = []
+    return line, _first_sentences(text)
+
+
+def _line_in_text(text: str, filename: str) -> int | None:
+    for m in list(_FILE_LINE.finditer(text)) + list(_AT_LINE.finditer(text)):
+        if m.group(1).endswith(filename) or filename.endswith(m.group(1)):
+            return int(m.group(2))
+    return None
+
+
+def _line_in_traceback(exc: BaseException, filename: str) -> int | None:
+    """The learner's line that the compiler was working on when it gave up, from the frames the
+    exception passed through. numba-cuda adds the line to a message only for its own error classes:
+    an error raised by Numba's core (no overload of `abs` for an array) or a plain AttributeError
+    (`cuda.syncthread`) reaches us with no location, yet the type-inference and lowering frames it
+    came through hold the IR location (`loc`) of the statement being typed. The deepest one in the
+    learner's file is the most precise: inside a device function rather than at its call."""
+    line = None
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        tb = exc.__traceback__
+        while tb is not None:
+            found = _frame_line(tb.tb_frame.f_locals, filename)
+            if found is not None:
+                line = found
+            tb = tb.tb_next
+        if line is not None:
+            return line
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _frame_line(frame_locals: dict, filename: str) -> int | None:
+    for name in ("loc", "inst", "stmt", "expr", "constraint"):
+        value = frame_locals.get(name)
+        loc = value if name == "loc" else getattr(value, "loc", None)
+        loc_file = getattr(loc, "filename", None)
+        loc_line = getattr(loc, "line", None)
+        if isinstance(loc_file, str) and isinstance(loc_line, int) and loc_line > 0 and (
+                loc_file.endswith(filename) or filename.endswith(loc_file)):
+            return loc_line
+    return None
+
+
+def _first_sentences(text: str) -> str:
+    """What Numba says went wrong first: its first paragraph (after the pipeline headers, the
+    `During:` trail and the quoted source), together with the line it introduces when it ends in
+    a colon ("... found for signature:" then the signature), never the list of candidates that
+    follows. Cut, when it must be, after a whole sentence, and ended with a full stop."""
+    paragraphs, current = [], []
     for raw in text.splitlines():
-        s = re.sub(r"\x1b\[[0-9;]*m", "", raw).rstrip()
-        if not s.strip() or _DURING.match(s) or _HEADER.match(s.strip()):
+        s = re.sub(r"\x1b\[[0-9;]*m", "", raw).strip()
+        if _DURING.match(s) or _HEADER.match(s) or _FILE_LINE.search(s) or s.startswith(("^", "<source")):
             continue
-        if _FILE_LINE.search(s) or s.strip().startswith(("^", "<source")):
+        if not s:
+            if current:
+                paragraphs.append(current)
+                current = []
             continue
-        if "NRT required but not enabled" in s:
-            s = ("it builds a Python object (a list, a dict, a string...) that needs memory management, "
-                 "which GPU kernels do not have; use a cuda.local.array or scalars instead")
-        keep.append(s.strip())
-        if len(keep) >= 4:
-            break
-    return line, " ".join(keep) if keep else text.strip().splitlines()[0]
+        current.append(s)
+    if current:
+        paragraphs.append(current)
+    lowered = _GLOBAL_LOWERED.search(text)
+    if lowered and (not paragraphs or paragraphs[0][0].startswith("<numba.")):
+        return _global_cannot_be_read(*lowered.groups())
+    if not paragraphs:
+        return text.strip().splitlines()[0] if text.strip() else "Numba gave no reason."
+    keep = []
+    for n, paragraph in enumerate(paragraphs):
+        for s in paragraph:
+            if _CANDIDATES.match(s):
+                break
+            keep.append(s.removeprefix(">>> "))
+        else:
+            if keep and keep[-1].endswith(":") and n + 1 < len(paragraphs):
+                continue  # the next paragraph is what this one introduces
+        break
+    message = " ".join(keep)
+    match = _NO_ATTRIBUTE.match(message)
+    if match:
+        message = _unknown_attribute(*match.groups())
+    if "NRT required but not enabled" in message:
+        message = ("It builds a Python object (a list, a dict, a string...) that needs memory management, "
+                   "which GPU kernels do not have; use a cuda.local.array or scalars instead.")
+    return _whole_sentences(message)
+
+
+def _whole_sentences(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    message = message.strip().rstrip(":").rstrip()
+    if len(message) > limit:
+        ends = [m.end() for m in _SENTENCE_END.finditer(message + " ") if m.end() <= limit]
+        if ends:
+            message = message[:ends[-1]]
+        else:  # one sentence longer than the limit: cut between words, and say so
+            message = message[:limit].rsplit(" ", 1)[0].rstrip(",;:") + " ..."
+    if not message.endswith((".", "?", "!", "...")):
+        message += "."
+    return message
+
+
+def _unknown_attribute(module: str, attr: str) -> str:
+    import difflib
+
+    shown = "cuda" if module == "numba.cuda" else module
+    message = f"Unknown attribute '{attr}' of module {module}: there is no `{shown}.{attr}`"
+    try:
+        import importlib
+
+        names = [n for n in dir(importlib.import_module(module)) if not n.startswith("_")]
+    except Exception:
+        names = []
+    near = difflib.get_close_matches(attr, names, n=1, cutoff=0.75)
+    return message + (f" (did you mean `{shown}.{near[0]}`?)" if near else ".")
+
+
+def _global_cannot_be_read(name: str, value: str) -> str:
+    """numba-cuda accepts a global list or set while typing and fails while lowering it, with its
+    own internal object's repr for a message; say what happened instead."""
+    kind = "list" if value.startswith("[") else "set" if value.startswith("{") else "Python object"
+    return (f"The global `{name}` is a {kind}, which a kernel cannot read: make it a tuple "
+            f"(`{name} = (...)`) or pass it in as an array.")
 
 
 @contextmanager

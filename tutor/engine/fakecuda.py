@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 import struct
 import sys
 
@@ -280,8 +281,15 @@ TYPES_NAMESPACE = _Namespace("numba.types", **TYPES)  # numba.types, numba.core.
 class FakeCuda:
     """The simulated `numba.cuda` module. One instance per loaded learner module."""
 
-    def __init__(self):
+    def __init__(self, source: str = "", filename: str = ""):
         self.launch = None  # the running Launch, set by the scheduler
+        # The module's own text, kept here because a kernel launched by the module's host code
+        # (kernel[blocks, threads](...)) has no caller to pass it: from it the simulator names
+        # arrays as the code does (`cache`, not `shared@9`) and types the intrinsics' calls.
+        self._source = source
+        self._source_lines = source.splitlines()
+        self._filename = filename
+        self._call_types: dict = {}  # (line, intrinsic) -> Numba's argument type there, per launch
         # What the host side launched, read by the verifier through sim.records(): kept under private
         # names (and checked for plausibility by the verifier), since a candidate's launch() runs
         # in this process. In record-only mode a launch is noted and nothing runs, so the real
@@ -349,9 +357,11 @@ class FakeCuda:
     def device_array(self, shape, dtype=np.float32):
         """Scratch memory as a GPU gives it: garbage, here NaN (floats) or a large int, so a
         kernel that reads scratch it never wrote goes wrong visibly."""
+        from .devicearray import DeviceArray
+
         dtype = np.dtype(getattr(dtype, "np_dtype", dtype))
         fill = np.nan if dtype.kind == "f" else np.iinfo(dtype).max // 3
-        return np.full(shape, fill, dtype=dtype)
+        return DeviceArray(np.full(shape, fill, dtype=dtype), "scratch")
 
     def device_array_like(self, ary):
         return self.device_array(ary.shape, ary.dtype)
@@ -385,7 +395,7 @@ class FakeCuda:
         return self.launch.local_array(shape, dtype_of(dtype), _getframe(1))
 
     def _const_array_like(self, ary):
-        return self.launch.const_array(ary)
+        return self.launch.const_array(ary, _getframe(1))
 
     def _atomic_op(self, fn):
         def op(ary, idx, val):
@@ -436,6 +446,47 @@ class FakeCuda:
     def activemask(self):
         return self.launch.active_mask()
 
+    # -- maths intrinsics ------------------------------------------------------------------------
+    # Each answers as the GPU does for the type Numba gives its argument at that call (see
+    # typed_calls); the simulator's Python ints and floats do not carry one.
+    def popc(self, x):
+        return _popc(x, _int_bits(self._call_types.get((_getframe(1).f_lineno, "popc")), 64))
+
+    def clz(self, x):
+        return _clz(x, _int_bits(self._call_types.get((_getframe(1).f_lineno, "clz")), 64))
+
+    def ffs(self, x):
+        return _ffs(x, _int_bits(self._call_types.get((_getframe(1).f_lineno, "ffs")), 64))
+
+    def brev(self, x):
+        # Numba has brev for uint32 and uint64 only, and gives every other integer the uint32 one
+        return _brev(x, _int_bits(self._call_types.get((_getframe(1).f_lineno, "brev")), 32))
+
+    def fma(self, a, b, c):
+        return _fma(a, b, c, _is_single(self._call_types.get((_getframe(1).f_lineno, "fma"), ""), (a, b, c)))
+
+    def cbrt(self, x):
+        return _cbrt(x, _is_single(self._call_types.get((_getframe(1).f_lineno, "cbrt"), ""), (x,)))
+
+    def selp(self, pred, a, b):
+        return a if pred else b
+
+    def lanemask_lt(self):
+        return (1 << self.laneid) - 1
+
+    def nanosleep(self, ns):
+        pass
+
+    def typed_calls(self, kernel_name: str, arg_types: tuple) -> dict:
+        """What the launch of `kernel_name` with these argument types needs known of its intrinsics'
+        types: asked of Numba's type inference only when the module calls one whose answer depends on
+        a type, so that every other launch costs nothing."""
+        if not self._source or not _TYPED_CALL.search(self._source):
+            return {}
+        from .compile import intrinsic_types
+
+        return intrinsic_types(self._source, self._filename, kernel_name, arg_types)
+
     def threadfence(self):
         pass
 
@@ -444,6 +495,133 @@ class FakeCuda:
 
     def threadfence_system(self):
         pass
+
+
+_TYPED_CALL = re.compile(r"\b(popc|clz|ffs|brev|fma|cbrt)\b")
+_INT_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32, "int64": 64,
+             "uint64": 64, "bool": 8}
+
+
+def _int_bits(numba_type, default: int) -> int:
+    """The width of the integer type Numba gave an argument. With none known (no compiler here), a
+    Python int stands for an int64: Numba types integer literals, arithmetic and cuda.grid() so."""
+    return _INT_BITS.get(numba_type, default)
+
+
+def _popc(x, bits: int) -> int:
+    """Set bits of x in its type's width: -1 has 32 in an int32 and 64 in an int64."""
+    return (int(x) & ((1 << bits) - 1)).bit_count()
+
+
+def _clz(x, bits: int) -> int:
+    return bits - (int(x) & ((1 << bits) - 1)).bit_length()
+
+
+def _ffs(x, bits: int) -> int:
+    """1-based position of the lowest set bit, 0 for 0 (bits past the width are not the value's)."""
+    v = int(x) & ((1 << bits) - 1)
+    return (v & -v).bit_length()
+
+
+def _brev(x, bits: int) -> int:
+    v = int(x) & ((1 << bits) - 1)
+    return int(format(v, f"0{bits}b")[::-1], 2)
+
+
+def _is_single(numba_type: str, args) -> bool:
+    """Whether Numba picked the float32 version. With the type unknown, it did when every argument
+    is a float32 value (a float64 kernel whose values all happen to be float32's then gets a result
+    rounded to float32: an error far inside any tolerance, where the other guess would round a
+    float32 kernel's fma twice)."""
+    if numba_type:
+        return numba_type == "float32"
+    try:
+        return all(_float32(v) == float(v) for v in args)
+    except (TypeError, ValueError):
+        return False
+
+
+def _fma(a, b, c, single: bool) -> float:
+    """a * b + c rounded once, to float32 for the float32 version: what the GPU's fma gives and
+    a * b + c computed in either precision does not (the product's own rounding is skipped)."""
+    if single:  # Numba converted the arguments to float32
+        a, b, c = _float32(a), _float32(b), _float32(c)
+    else:
+        a, b, c = float(a), float(b), float(c)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        r = a * b + c  # inf or NaN operands: the same with one rounding or two
+        return _float32(r) if single else r
+    if not math.isfinite(c):
+        return c  # a finite product, however large, does not change an infinite or NaN addend
+    if single:
+        # Two float32s multiply exactly in a float64 (24 + 24 significant bits of 53, no overflow or
+        # underflow possible); their sum with c, rounded to a float64 and then to a float32, could
+        # be rounded twice the wrong way, unless the first rounding is to odd (it keeps a sticky bit).
+        p = a * b
+        s = p + c
+        bb = s - p
+        err = (p - (s - bb)) + (c - bb)  # exact: s + err == p + c
+        if err and not _odd(s):
+            s = math.nextafter(s, math.inf if err > 0 else -math.inf)
+        return _float32(s)
+    na, da = a.as_integer_ratio()
+    nb, db = b.as_integer_ratio()
+    nc, dc = c.as_integer_ratio()
+    num = na * nb * dc + nc * da * db
+    if num == 0:  # an exact zero: IEEE's sign, -0.0 only from zero operands
+        return a * b + c if (a == 0 or b == 0) else 0.0
+    try:
+        return num / (da * db * dc)  # int / int is correctly rounded
+    except OverflowError:
+        return math.copysign(math.inf, num)
+
+
+def _odd(x: float) -> bool:
+    return struct.unpack("<q", struct.pack("<d", x))[0] & 1 == 1
+
+
+def _cbrt(x, single: bool) -> float:
+    """The real cube root rounded to nearest, negative for a negative x (a ** (1 / 3) would be
+    complex). libdevice's cbrt and cbrtf promise one within a unit in the last place, and so does
+    the C library's behind math.cbrt (which gives 3.0000000000000004 for 27): its answer is moved
+    to the neighbour whose rounding interval holds the root, checked in exact arithmetic, so that
+    exact cubes come out exact as they do on a GPU."""
+    x = _float32(x) if single else float(x)
+    if x == 0 or not math.isfinite(x):
+        return x  # +-0, +-inf and NaN are their own cube roots
+    ax = abs(x)
+    y = _float32(math.cbrt(ax)) if single else math.cbrt(ax)
+    step = _next_float32 if single else _next_float64
+    tn, td = ax.as_integer_ratio()
+    for _ in range(4):
+        up, down = step(y, True), step(y, False)
+        if _cube_compare(tn, td, y, up) > 0:
+            y = up
+        elif _cube_compare(tn, td, y, down) < 0:
+            y = down
+        else:
+            break
+    return math.copysign(y, x)
+
+
+def _cube_compare(tn: int, td: int, a: float, b: float) -> int:
+    """The sign of tn / td - ((a + b) / 2) ** 3, exactly (integers: denominators are powers of 2)."""
+    an, ad = a.as_integer_ratio()
+    bn, bd = b.as_integer_ratio()
+    d = max(ad, bd)
+    mn, md = an * (d // ad) + bn * (d // bd), 2 * d
+    diff = tn * md ** 3 - mn ** 3 * td
+    return (diff > 0) - (diff < 0)
+
+
+def _next_float64(y: float, up: bool) -> float:
+    return math.nextafter(y, math.inf if up else 0.0)
+
+
+def _next_float32(y: float, up: bool) -> float:
+    """The float32 beside a positive float32 y (math.nextafter steps in float64s)."""
+    bits = struct.unpack("<I", struct.pack("<f", y))[0]
+    return struct.unpack("<f", struct.pack("<I", bits + (1 if up else -1)))[0]
 
 
 def _nan_max(old, v):

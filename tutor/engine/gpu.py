@@ -131,7 +131,7 @@ def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Fa
 
     text = str(e)
     kind = "compile_error" if _is_compile_error(e) else "runtime_error"
-    line, message = trim_numba_error(text, filename, source)
+    line, message = trim_numba_error(text, filename, source, e)
     if kind == "compile_error":
         message = "Numba cannot compile this kernel" + (f" (line {line})" if line else "") + f": {message}"
     else:

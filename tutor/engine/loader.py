@@ -53,7 +53,7 @@ def load_for_sim(source: str, filename: str, signature: list[str] | None = None)
 
 def load_module_for_sim(source: str, filename: str) -> SimModule:
     """Any module against the simulator (a coaching candidate has many kernels and a launch())."""
-    cuda = FakeCuda()
+    cuda = FakeCuda(source, filename)
     numba = FakeNumba(cuda)
     real_import = builtins.__import__
     modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 import numpy as np
 from greenlet import GreenletExit, getcurrent, greenlet
 
+from .devicearray import memory_of
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
 from .simarray import NeedsCheckedRun, SimArray, fast_local, new_array
 from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
@@ -56,6 +57,9 @@ class SimKernel:
         self.py_func = fn
         self.cuda = cuda
         self.__name__ = getattr(fn, "__name__", "kernel")
+        code = getattr(fn, "__code__", None)
+        # a launch names its arrays as the kernel's parameters do; a *rest takes positions
+        self.params = list(code.co_varnames[:code.co_argcount]) if code is not None else []
 
     def __getitem__(self, config):
         # kernel[blocks, threads], kernel[blocks, threads, stream] or kernel[blocks, threads, stream,
@@ -66,13 +70,18 @@ class SimKernel:
         blocks, threads = config[0], config[1]
         shared_bytes = config[3] if len(config) == 4 else 0
 
-        def launcher(*args):
+        def launcher(*handles):
             cuda = self.cuda
+            # host code holds DeviceArray handles (devicearray.py); the kernel gets the memory, and
+            # the trace keeps where each array came from (by aid: the arrays are numbered in order)
+            args = [memory_of(a) for a in handles]
+            roles = [getattr(h, "role", None) for h, a in zip(handles, args) if isinstance(a, np.ndarray)]
             cuda._launches.append((self.__name__, launch_types(args)))
             if cuda._record_only:
                 return None
-            names = [f"arg{i}" for i in range(len(args))]
+            names = self.params[:len(args)] + [f"arg{i}" for i in range(len(self.params), len(args))]
             launch = run_launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes)
+            launch.trace.roles = roles
             cuda._traces.append((launch.trace, launch.failures))
             return None
 
@@ -174,7 +183,7 @@ class Launch:
         self.trace = Trace(self.grid, self.block, grid_nd=self.grid_nd, block_nd=self.block_nd)
         self.events = self.trace.events
         self.failures: list[dict] = []
-        self.source_lines = source_lines or []
+        self.source_lines = source_lines or kernel.cuda._source_lines
         self.filename = filename or getattr(kernel.py_func.__code__, "co_filename", "")
         self.max_events = max_events
         # Local arrays traced access by access, for the thread pane; a run judged by detectors
@@ -190,6 +199,7 @@ class Launch:
         self.phase = 0
         self.wphase = 0
         self._outputs = []  # (numpy array, SimArray) to copy back
+        self.arg_types = launch_types([value for _, value in named_args])
         self.args = [self._wrap_arg(name, value) for name, value in named_args]
         self._shared = {}
         self._const = {}
@@ -216,6 +226,8 @@ class Launch:
     # -- running --------------------------------------------------------------------------------
     def run(self) -> Trace:
         cuda = self.cuda
+        # before the blocks run (and the watchdog's clock for them): the intrinsics' types
+        cuda._call_types = cuda.typed_calls(self.kernel.__name__, self.arg_types)
         previous = cuda.launch
         cuda.launch = self
         cuda.blockDim = Dim3(*self.block)
@@ -531,7 +543,7 @@ class Launch:
         return self._new_array(_shape(shape), dtype, LOCAL, frame.f_lineno, thread=_tdim(self, t),
                                block=self.block_pos[:self.grid_nd], quiet=not self.trace_local)
 
-    def const_array(self, ary):
+    def const_array(self, ary, frame=None):
         if isinstance(ary, SimArray):
             return ary
         key = id(ary)
@@ -540,7 +552,8 @@ class Launch:
             ary = np.asarray(ary)
             data = ary.ravel().tolist()
             aid = len(self.trace.arrays)
-            self.trace.arrays.append(ArrayInfo(aid, "const", CONST, tuple(ary.shape), ary.dtype.name,
+            name = (_assigned_name(self.source_lines, frame.f_lineno) if frame is not None else None) or "const"
+            self.trace.arrays.append(ArrayInfo(aid, name, CONST, tuple(ary.shape), ary.dtype.name,
                                                initial=list(data)))
             arr = new_array(data, ary.shape, aid, self, ary.dtype.kind in "iub", False, ary.dtype.name,
                             readonly=True)

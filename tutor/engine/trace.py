@@ -106,6 +106,9 @@ class Trace:
     barriers: list[BarrierRecord] = field(default_factory=list)
     stopped: dict = field(default_factory=dict)  # tid -> reason the thread did not finish
     printed: str = ""
+    # Where each array parameter came from, by aid (they come first, in argument order): "out", an
+    # input's name or "scratch" when host code passed a DeviceArray handle, else None
+    roles: list = field(default_factory=list)
     # Which reads of unwritten memory mattered, as Valgrind's memcheck judges them: index in
     # `events` of each UNINIT_READ whose value the kernel went on to use (stored it, branched on it,
     # indexed with it, converted it, gave it to an atomic) -> the kernel line of that first use, or
