@@ -125,3 +125,66 @@ def test_what_a_kernel_prints_and_the_errors_it_raises_reach_the_terminal_escape
     code, out, _ = gpu_tutor("check", "map", str(path), "--backend", "sim")
     assert code == 1 and "\x1b" not in out and "\x07" not in out
     assert "\\x1b]0;pwned\\x07\\x1b[2J" in out and "\\x1b]8;;https://evil.example" in out
+
+
+def _optimise(tmp_path, server, *flags, config=""):
+    """`gpu-tutor optimise reduce_sum` against a loopback server, with no key in the environment."""
+    import os
+
+    from tutor.coach.tasks import load_task
+
+    start = tmp_path / "naive.py"
+    start.write_text(load_task("reduce_sum").source("naive"))
+    settings = tmp_path / "config.toml"
+    settings.write_text(config)
+    env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(settings),
+           "GPU_TUTOR_NO_GPU": "1"}
+    env.pop("OPENAI_API_KEY", None)
+    return subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
+                           "openai/tiny", "--api-base", server.url, "--backend", "sim", *flags],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_the_optimisers_rounds_default_comes_from_the_ai_settings_and_the_flag_overrides_it(tmp_path):
+    from loopback_llm import ChatServer
+
+    with ChatServer(["no code here"] * 5) as server:
+        done = _optimise(tmp_path, server, config="[ai]\noptimise_rounds = 2\noptimise_wall_time = \"1h\"\n")
+    assert done.returncode == 1, done.stderr  # no verified candidate
+    assert "stopped (rounds: every round of the budget was spent) after 2 round(s)" in done.stdout and len(server.requests) == 2
+    assert "round 1: asking openai/tiny ... (1h 00m of 1h 00m wall time left)" in done.stderr
+    with ChatServer(["no code here"] * 5) as server:
+        done = _optimise(tmp_path, server, "--rounds", "1", config="[ai]\noptimise_rounds = 2\n")
+    assert "stopped (rounds: every round of the budget was spent) after 1 round(s)" in done.stdout and len(server.requests) == 1
+
+
+def test_when_the_wall_time_runs_out_the_cli_says_so_and_how_to_give_it_more(tmp_path):
+    from loopback_llm import ChatServer
+
+    with ChatServer([("slow", 0.4, "I would use shared memory for the partial sums here")]) as server:
+        done = _optimise(tmp_path, server, config="[ai]\noptimise_wall_time = \"2s\"\n")
+    assert "stopped (time: the wall-time budget ran out) after 1 round(s)" in done.stdout, done.stdout + done.stderr
+    assert done.stderr.endswith(
+        "The wall-time budget of 2s ran out: it counts the model's replies and the verification, and a round that "
+        "had begun ran to its end. Give it more with --budget 4s, or set optimise_wall_time = \"4s\" under [ai] in "
+        f"{tmp_path / 'config.toml'}.\n")
+    assert server.requests[0]["authorization"] == "Bearer sk-no-key-required"
+
+
+def test_the_optimise_help_says_the_budget_is_wall_time():
+    code, out, _ = gpu_tutor("optimise", "--help")
+    assert code == 0
+    assert "wall-clock time for the whole session, model replies and verification included" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("flags, message", [
+    (("--budget", "0m"), "--budget must be more than 0 (e.g. --budget 30m)"),
+    (("--rounds", "0"), "--rounds must be at least 1, not 0"),
+])
+def test_a_budget_that_cannot_run_is_a_usage_error_before_any_model_call(kernel_file, flags, message):
+    from tutor.coach.tasks import load_task
+
+    start = kernel_file(load_task("reduce_sum").source("naive"))
+    code, out, err = gpu_tutor("optimise", "reduce_sum", str(start), "--model", "openai/tiny", "--api-base",
+                               "http://127.0.0.1:9/v1", *flags)
+    assert (code, out, err) == (2, "", f"gpu-tutor: {message}\n")

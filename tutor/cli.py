@@ -108,8 +108,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "the verifier judges each, the judgement goes back, within your budget")
     p.add_argument("target", nargs="?", help="a coaching task under kernels/ (e.g. softmax) or a solved puzzle id")
     p.add_argument("file", nargs="?", help="the kernel to start from (yours, or the task's naive.py)")
-    p.add_argument("--budget", default="15m", help="wall time: 15m, 90s, 1h (default 15m)")
-    p.add_argument("--rounds", type=int, default=10, help="at most this many rounds (default 10)")
+    p.add_argument("--budget", default=None, metavar="TIME",
+                   help="the wall-clock time for the whole session, model replies and verification included: "
+                        "15m, 90s, 1h (default: optimise_wall_time in the [ai] settings, else 15m); a round "
+                        "that has begun runs to its end")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="at most this many rounds (default: optimise_rounds in the [ai] settings, else 10)")
     p.add_argument("--target", dest="target_score", type=float, default=None,
                    help="stop once a verified candidate reaches this score (e.g. 2.0)")
     p.add_argument("--samples", type=int, default=1, help="candidates asked for per round (default 1)")
@@ -308,24 +312,32 @@ def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
     if reason is None:
         print(f"Hint {args.level} ({level_name(args.level)}) from {settings.model}:", file=sys.stderr)
     streamed = []
+    progress = sys.stderr.isatty()
 
-    def on_text(text):  # the model's words: shown, never obeyed (each piece escaped on its own)
+    def on_text(text):  # the whole reply, once the leak guard passed it; the model's words are shown, never obeyed
         streamed.append(text)
         sys.stdout.write(terminal_safe(text))
         sys.stdout.flush()
 
+    def on_progress(received):  # nothing of a reply shows before the guard has judged it whole
+        if progress:
+            sys.stderr.write(f"\r  receiving the hint ({received} characters), checked before it is shown ...")
+            sys.stderr.flush()
+
     def on_status(text):
-        sys.stdout.write(f"\n[{terminal_safe(text)}]\n")
-        sys.stdout.flush()
+        if progress:
+            sys.stderr.write("\n")
+        sys.stderr.write(f"[{terminal_safe(text)}]\n")
+        sys.stderr.flush()
 
     with SimChecker(puzzle.id, runner=runner) as passes:
         outcome = ask_hint(puzzle, args.level, source, failure_context(result), shown, settings, passes=passes,
-                           on_text=on_text, on_status=on_status, log=HintLog(default_root() / "ai-hints.jsonl"))
+                           on_text=on_text, on_status=on_status, on_progress=on_progress,
+                           log=HintLog(default_root() / "ai-hints.jsonl"))
+    if progress and reason is None:
+        sys.stderr.write("\n")
     if outcome.source == "ai":
-        if "".join(streamed).strip() != outcome.text.strip():  # code was held back: show the checked whole
-            print("\n\n--- the whole hint, its code checked ---\n" + terminal_safe(outcome.text))
-        else:
-            print()
+        print()
         print(f"[{outcome.usage.text()}]", file=sys.stderr)
     else:
         if streamed:
@@ -423,11 +435,7 @@ def cmd_optimise(args) -> int:
         if hasattr(target, "close"):
             target.close()
         return 2
-    try:
-        budget = opt.Budget(rounds=args.rounds, wall_s=opt.parse_duration(args.budget), tokens=args.max_total_tokens,
-                            cost_usd=args.max_cost, target=args.target_score, samples=max(1, args.samples))
-    except ValueError as e:
-        raise UsageError(f"--budget: {e}") from None
+    budget = _optimise_budget(args, settings)
     resume = None
     if args.resume:
         log_path = Path(args.resume)
@@ -443,15 +451,20 @@ def cmd_optimise(args) -> int:
         if quiet:
             return
         if kind == "round":
-            print(f"round {data}: asking {settings.model} ...", file=sys.stderr, flush=True)
+            left = budget.wall_s - (time.monotonic() - started)
+            print(f"round {data}: asking {settings.model} ... ({_clock(left)} of {_clock(budget.wall_s)} wall time "
+                  "left)", file=sys.stderr, flush=True)
         elif kind == "attempt":
             print(terminal_safe(_attempt_line(data)), flush=True)
 
+    started = time.monotonic()
     try:
         result = opt.optimise(target, source, settings, budget, log_path=log_path, resume=resume, on_event=on_event)
     finally:
         if hasattr(target, "close"):
             target.close()
+    if result.stop_reason == "time" and not quiet:
+        print(_wall_time_spent(budget), file=sys.stderr)
     saved = None
     if result.best is not None:
         saved = opt.save_new(Path(args.out) if args.out else path.with_name(f"{path.stem}.optimised.py"),
@@ -462,7 +475,8 @@ def cmd_optimise(args) -> int:
         print(json.dumps(out))
         return 0 if result.best else 1
     totals = result.totals()
-    print(f"stopped: {result.stop_reason} after {totals['rounds']} round(s), {result.elapsed_s:.0f} s, "
+    print(f"stopped ({result.stop_reason}: {result.stop_text()}) after {totals['rounds']} round(s), "
+          f"{result.elapsed_s:.0f} s, "
           f"{totals['prompt_tokens']} + {totals['completion_tokens']} tokens"
           + (f", ${totals['cost_usd']:.4f}" if totals['cost_usd'] else "") + f"; log: {log_path}")
     if result.best is None:
@@ -477,6 +491,53 @@ def cmd_optimise(args) -> int:
         print(terminal_safe(b.explanation))
     print(f"saved to {saved} (your file is unchanged)")
     return 0
+
+
+def _optimise_budget(args, settings):
+    """The flags, else the [ai] settings' defaults, else the optimiser's own."""
+    from .coach import optimise as opt
+
+    if args.budget is not None:
+        try:
+            wall_s = opt.parse_duration(args.budget)
+        except ValueError as e:
+            raise UsageError(f"--budget: {e}") from None
+        if wall_s <= 0:
+            raise UsageError("--budget must be more than 0 (e.g. --budget 30m)")
+    else:
+        wall_s = settings.optimise_wall_s or opt.Budget.wall_s
+    rounds = args.rounds if args.rounds is not None else settings.optimise_rounds or opt.Budget.rounds
+    if rounds < 1:
+        raise UsageError(f"--rounds must be at least 1, not {rounds}")
+    return opt.Budget(rounds=rounds, wall_s=wall_s, tokens=args.max_total_tokens, cost_usd=args.max_cost,
+                      target=args.target_score, samples=max(1, args.samples))
+
+
+def _wall_time_spent(budget) -> str:
+    from .ai.config import config_path
+
+    more = _duration(2 * budget.wall_s)
+    return (f"The wall-time budget of {_clock(budget.wall_s)} ran out: it counts the model's replies and the "
+            f"verification, and a round that had begun ran to its end. Give it more with --budget {more}, or set "
+            f"optimise_wall_time = \"{more}\" under [ai] in {config_path()}.")
+
+
+def _duration(seconds: float) -> str:
+    """Seconds written the way --budget reads them, so a suggestion can be pasted back."""
+    seconds = max(1, round(seconds))
+    for size, unit in ((3600, "h"), (60, "m")):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {secs:02d}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
 
 
 def _attempt_line(a) -> str:

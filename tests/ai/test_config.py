@@ -2,7 +2,7 @@
 
 import pytest
 
-from tutor.ai.config import AISettings, ConfigError, is_local_url, load_settings, settings_for
+from tutor.ai.config import AISettings, ConfigError, is_local_url, is_own_server_url, load_settings, settings_for
 
 
 def write(tmp_path, text):
@@ -26,6 +26,11 @@ def test_a_file_sets_the_model_the_local_server_and_the_policy(tmp_path):
     ('[ai]\ntimeout = 0\n', ["timeout must be more than 0"]),
     ('[hints]\n', ["unknown section"]),
     ('[ai\n', ["not valid TOML"]),
+    ('[ai]\noptimise_wall_time = "soon"\n', ["[ai] optimise_wall_time: 'soon' is not a duration: write 15m, 90s or 1h"]),
+    ('[ai]\noptimise_wall_time = "0m"\n', ["[ai] optimise_wall_time must be more than 0, not '0m'"]),
+    ('[ai]\noptimise_wall_time = true\n', ["[ai] optimise_wall_time must be str or int or float, not True"]),
+    ('[ai]\noptimise_rounds = 0\n', ["[ai] optimise_rounds must be at least 1, not 0"]),
+    ('[ai]\noptimise_rounds = "ten"\n', ["[ai] optimise_rounds must be int, not 'ten'"]),
 ])
 def test_bad_files_name_the_file_the_key_and_the_fix(tmp_path, text, words):
     path = write(tmp_path, text)
@@ -34,6 +39,14 @@ def test_bad_files_name_the_file_the_key_and_the_fix(tmp_path, text, words):
     assert str(path) in str(caught.value)
     for w in words:
         assert w in str(caught.value)
+
+
+def test_the_optimisers_default_budget_comes_from_ai_as_the_flags_write_it(tmp_path):
+    s = load_settings(write(tmp_path, '[ai]\noptimise_wall_time = "30m"\noptimise_rounds = 4\n'))
+    assert (s.optimise_wall_s, s.optimise_rounds) == (1800.0, 4)
+    assert load_settings(write(tmp_path, '[ai]\noptimise_wall_time = "1h"\n')).optimise_wall_s == 3600.0
+    assert load_settings(write(tmp_path, '[ai]\noptimise_wall_time = 45\n')).optimise_wall_s == 2700.0  # minutes
+    assert load_settings(write(tmp_path, "[ai]\n")).optimise_wall_s is None  # the optimiser's own default
 
 
 def test_the_environment_variable_names_the_file_and_flags_override_it(tmp_path, monkeypatch):
@@ -66,6 +79,22 @@ def test_offline_refuses_remote_servers_and_host_names():
                                         ("http://8.8.8.8", False), ("http://ollama.local", False)])
 def test_what_counts_as_local(url, local):
     assert is_local_url(url) is local
+
+
+@pytest.mark.parametrize("url, own", [("http://127.0.0.1:8080/v1", True), ("http://192.168.1.20:8000", True),
+                                      ("http://[fd00::5]:8000", True), ("http://gpu-box:8000/v1", True),
+                                      ("http://vllm:8000/v1", True), ("http://ollama.local:11434", True),
+                                      ("http://studio.lan:1234", True), ("http://box.home.arpa", True),
+                                      ("https://api.openai.com/v1", False), ("http://8.8.8.8/v1", False),
+                                      ("https://openrouter.ai/api/v1", False)])
+def test_which_servers_are_the_learners_own_and_get_a_placeholder_key(url, own):
+    assert is_own_server_url(url) is own
+
+
+def test_a_server_of_your_own_waits_longer_for_a_reply_to_begin():
+    assert AISettings(model="openai/gpt-4o-mini").request_timeout == 60
+    assert AISettings(model="openai/tiny", api_base="http://127.0.0.1:8080/v1").request_timeout == 300
+    assert AISettings(model="openai/tiny", api_base="http://127.0.0.1:8080/v1", timeout=20).request_timeout == 20
 
 
 def test_the_key_comes_from_the_named_variable_only(monkeypatch):

@@ -1,8 +1,10 @@
 """The optimiser in the app: a solved puzzle, a budget, rounds in a table, a verified diff, a new file."""
 
 import asyncio
+import re
 import time
 
+from loopback_llm import ChatServer
 from scripted_llm import register
 from textual.widgets import DataTable, Input, Static, TextArea
 
@@ -40,6 +42,16 @@ async def solve_map(app, pilot, catalog):
     assert app.store.progress("map").solved
 
 
+async def run_to_the_end(screen, pilot, every=lambda: None, pause=0.1):
+    """Start the session and wait for its result, calling `every` on each tick of the wait."""
+    screen.start()
+    started = time.monotonic()
+    while screen.result is None:
+        assert time.monotonic() - started < 120, "the optimiser never finished"
+        every()
+        await pilot.pause(pause)
+
+
 def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_path, catalog):
     register([f"```python\n{FASTER}```\n\nWhy it is faster: one name shorter.", "no code this time"])
 
@@ -51,16 +63,12 @@ def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_p
         screen = app.screen
         assert type(screen).__name__ == "OptimiseScreen"
         screen.query_one("#opt-rounds-max", Input).value = "2"
-        screen.start()
-        started = time.monotonic()
-        while screen.result is None:
-            assert time.monotonic() - started < 120, "the optimiser never finished"
-            await pilot.pause(0.1)
+        await run_to_the_end(screen, pilot)
         table = screen.query_one("#opt-rounds", DataTable)
         assert table.row_count == 2
         assert str(table.get_row_at(0)[1]) == "correct" and str(table.get_row_at(1)[1]) == "no code"
         status = str(screen.query_one("#opt-status", Static).render())
-        assert "Stopped (rounds)" in status and "Best: round 1" in status
+        assert "Stopped (rounds: every round of the budget was spent)" in status and "Best: round 1" in status
         assert "not checked by the verifier" in screen.query_one("#opt-why").source
         await pilot.press("ctrl+s")
         assert screen.saved is not None and screen.saved.read_text() == FASTER
@@ -98,11 +106,7 @@ def test_the_models_explanation_code_and_live_reply_are_shown_escaped_never_obey
         await pilot.pause(0.2)
         screen = app.screen
         screen.query_one("#opt-rounds-max", Input).value = "1"
-        screen.start()
-        started = time.monotonic()
-        while screen.result is None:
-            assert time.monotonic() - started < 120, "the optimiser never finished"
-            await pilot.pause(0.1)
+        await run_to_the_end(screen, pilot)
         await pilot.pause(0.2)
         assert screen.result.best is not None
         assert obeyed(app) == []
@@ -112,3 +116,61 @@ def test_the_models_explanation_code_and_live_reply_are_shown_escaped_never_obey
         assert screen.query_one("#opt-why")._open_links is False
 
     run_app(check, tmp_path, AISettings(model="scripted/tutor"))
+
+
+def _clock_text(screen) -> str:
+    return str(screen.query_one("#opt-clock", Static).render())
+
+
+def _seconds_left(text: str) -> int:
+    m = re.search(r"Wall time left: (\d+):(\d\d) of", text)
+    assert m, text
+    return 60 * int(m.group(1)) + int(m.group(2))
+
+
+def test_the_wall_time_left_counts_down_and_a_slow_reply_is_not_cut_when_it_runs_out(tmp_path, catalog,
+                                                                                      monkeypatch):
+    """A local server (no key set) streams slower than the 3-second budget: the screen counts the wall
+    time down, says when it is up, lets the reply finish, then says how to give it more."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    words = "I would first look at how each thread loads a and only then decide"
+    with ChatServer([("slow", 0.5, words)]) as server:
+        settings = AISettings(model="openai/tiny", api_base=server.url, timeout=10)
+
+        async def check(app, pilot):
+            await solve_map(app, pilot, catalog)
+            await pilot.press("f6")
+            await pilot.pause(0.2)
+            screen = app.screen
+            screen.query_one("#opt-minutes", Input).value = "0.05"
+            seen = []
+            await run_to_the_end(screen, pilot, every=lambda: seen.append(_clock_text(screen)), pause=0.2)
+            counting = [_seconds_left(t) for t in seen if t.startswith("Wall time left")]
+            assert counting[0] == 3 and counting[-1] < counting[0], seen
+            assert all("of 0:03 (model replies count too)" in t for t in seen if t.startswith("Wall time left"))
+            assert "Wall time is up (0:03): round 1 runs to its end, then the session stops." in seen
+            assert screen.result.stop_reason == "time" and len(screen.result.attempts) == 1
+            assert str(screen.query_one("#opt-live", Static).render()).endswith("only then decide")  # not cut
+            assert re.fullmatch(r"Wall time used: 0:\d\d of 0:03\.", _clock_text(screen))
+            status = str(screen.query_one("#opt-status", Static).render())
+            assert "The wall-time budget of 0:03 ran out (the model's replies and the verification count against " \
+                   "it). For more, open the optimiser again with more minutes, or set optimise_wall_time = " \
+                   "\"6s\" under [ai] in " in status
+
+        run_app(check, tmp_path, settings)
+    assert server.requests[0]["authorization"] == "Bearer sk-no-key-required"
+
+
+def test_the_budget_fields_start_from_the_ai_settings_and_say_wall_time(tmp_path, catalog):
+    async def check(app, pilot):
+        await solve_map(app, pilot, catalog)
+        await pilot.press("f6")
+        await pilot.pause(0.2)
+        screen = app.screen
+        assert screen.query_one("#opt-minutes", Input).value == "30"
+        assert screen.query_one("#opt-rounds-max", Input).value == "4"
+        assert "wall-clock minutes" in str(screen.query_one("#opt-form Label").render())
+        budget = screen.budget()
+        assert (budget.wall_s, budget.rounds) == (1800.0, 4)
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor", optimise_wall_s=1800.0, optimise_rounds=4))

@@ -6,6 +6,13 @@ takes them from the provider's environment variables (OPENAI_API_KEY, ANTHROPIC_
 `api_key_env` may name another variable to read. Offline is a promise: the network may only be used
 for an `api_base` the user wrote down that is on this machine or the local network, given as
 `localhost` or an IP address (a host name would need DNS, which is the network).
+
+Keys are a looser question than offline. A server of your own (vLLM, llama.cpp, LM Studio, Ollama)
+usually wants no key, but litellm's OpenAI client refuses to send a request without one; so an
+`api_base` that can only be yours gets a placeholder key when no real one is set. "Yours" is what
+offline allows, plus host names only your own network can answer for: one word (`gpu-box`, a
+compose service like `vllm`) or a name under .local, .lan, .home.arpa, .internal or .localhost.
+A placeholder is no secret, so erring towards "yours" costs nothing but a clear 401 later.
 """
 
 from __future__ import annotations
@@ -20,6 +27,8 @@ from urllib.parse import urlparse
 from ..tomlfile import TomlFileError, read_toml
 
 CONFIG_ENV = "GPU_TUTOR_CONFIG"
+PROVIDER_TIMEOUT = 60.0
+OWN_SERVER_TIMEOUT = 300.0
 
 EXAMPLE = """\
 # gpu-tutor settings. Keys never go here: litellm reads them from the provider's environment
@@ -31,15 +40,18 @@ EXAMPLE = """\
 # api_base = "http://127.0.0.1:11434"   # a local server; needed for AI hints when offline
 # api_key_env = "MY_PROVIDER_KEY"       # optional: the variable that holds the key
 # offline = false                       # true: no network except a local api_base
-# timeout = 60                          # seconds per request
+# timeout = 60        # seconds to wait for the next piece of a reply, the first one included
+#                     # (default 60; 300 for a server of your own, which reads a long prompt slowly)
 # max_tokens = 700
+# optimise_wall_time = "15m"            # the optimiser's default wall-clock budget (--budget overrides)
+# optimise_rounds = 10                  # the optimiser's default number of rounds (--rounds overrides)
 
 [policy]
 # full_code_hints = false   # true lets a learner who asks twice past the last hint see full code
 """
 
 _AI_KEYS = {"model": str, "api_base": str, "api_key_env": str, "offline": bool, "timeout": (int, float),
-            "max_tokens": int}
+            "max_tokens": int, "optimise_wall_time": (str, int, float), "optimise_rounds": int}
 _POLICY_KEYS = {"full_code_hints": bool}
 
 
@@ -53,10 +65,12 @@ class AISettings:
     api_base: str | None = None
     api_key_env: str | None = None
     offline: bool = False
-    timeout: float = 60.0
+    timeout: float | None = None     # None: request_timeout's default for this endpoint
     max_tokens: int = 700
     full_code_hints: bool = False
     source: str = "defaults"  # where the settings were read from, for `gpu-tutor doctor`
+    optimise_wall_s: float | None = None   # None: the optimiser's own default budget
+    optimise_rounds: int | None = None
 
     def with_overrides(self, *, model=None, api_base=None, offline=None) -> AISettings:
         changes = {k: v for k, v in (("model", model), ("api_base", api_base), ("offline", offline))
@@ -66,6 +80,24 @@ class AISettings:
     @property
     def local_endpoint(self) -> bool:
         return self.api_base is not None and is_local_url(self.api_base)
+
+    @property
+    def own_endpoint(self) -> bool:
+        """Whether a missing key means "send a placeholder" rather than "tell the learner to set
+        one": servers of one's own take any key, but the OpenAI client sends none without one."""
+        return self.api_base is not None and is_own_server_url(self.api_base)
+
+    @property
+    def request_timeout(self) -> float:
+        """How long a call waits for the server's next piece of the reply, the first one included.
+
+        It is not a cap on the whole reply: a model that keeps sending is never cut off. The wait
+        that matters is for the first piece, while the server reads the prompt; an optimiser's
+        prompt is thousands of tokens, which a model on a laptop's CPU can take minutes to read, so
+        a server of your own gets five minutes unless the settings say otherwise."""
+        if self.timeout is not None:
+            return self.timeout
+        return OWN_SERVER_TIMEOUT if self.own_endpoint else PROVIDER_TIMEOUT
 
     def unavailable(self) -> str | None:
         """Why no model may be called (None: it may). Never touches the network."""
@@ -92,6 +124,25 @@ def is_local_url(url: str) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_link_local
+
+
+_OWN_NETWORK_SUFFIXES = (".local", ".lan", ".home.arpa", ".internal", ".localhost")
+
+
+def is_own_server_url(url: str) -> bool:
+    """On this machine or the user's own network, host names included (see the module's note)."""
+    if is_local_url(url):
+        return True
+    host = urlparse(url if "://" in url else f"http://{url}").hostname
+    if not host:
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return False  # an address, and not a private one
+    except ValueError:
+        pass
+    host = host.rstrip(".").lower()
+    return "." not in host or host.endswith(_OWN_NETWORK_SUFFIXES)
 
 
 def config_path() -> Path:
@@ -149,8 +200,26 @@ def settings_from_dict(raw: dict, where: str) -> AISettings:
             raise ConfigError(f"{where}: [ai] timeout must be more than 0 seconds")
     if values.get("max_tokens", 1) < 1:
         raise ConfigError(f"{where}: [ai] max_tokens must be at least 1")
+    if "optimise_wall_time" in values:
+        values["optimise_wall_s"] = _wall_time(values.pop("optimise_wall_time"), where)
+    if values.get("optimise_rounds", 1) < 1:
+        raise ConfigError(f"{where}: [ai] optimise_rounds must be at least 1, not {values['optimise_rounds']}")
     values["full_code_hints"] = values.get("full_code_hints", False)
     return AISettings(**values)
+
+
+def _wall_time(value, where: str) -> float:
+    """Seconds from a duration the optimiser's flag would accept ("30m", "90s", "1h"); a bare
+    number means minutes, as it does for --budget."""
+    from ..coach.optimise import parse_duration
+
+    try:
+        seconds = parse_duration(value if isinstance(value, str) else str(value))
+    except ValueError as e:
+        raise ConfigError(f"{where}: [ai] optimise_wall_time: {e}") from None
+    if seconds <= 0:
+        raise ConfigError(f"{where}: [ai] optimise_wall_time must be more than 0, not {value!r}")
+    return seconds
 
 
 def settings_for(args=None) -> AISettings:

@@ -3,6 +3,14 @@
 litellm is imported here only, on first use, after LITELLM_LOCAL_MODEL_COST_MAP is set (otherwise
 its import fetches a price list from the internet). It takes seconds to import, so callers run
 this off the UI thread.
+
+Keys are settled before any request leaves: a provider's model with no key in its variable is
+refused here, naming the variable, because the provider's own refusal ("Missing credentials",
+a 401) names none; a server of the learner's own with no key set gets a placeholder, because the
+OpenAI client will not send a request without one and such servers take any.
+
+The timeout is the wait for each piece of the reply (httpx's read timeout), never a cap on the
+whole reply: a slow model that keeps streaming is not cut off.
 """
 
 from __future__ import annotations
@@ -13,6 +21,8 @@ import time
 from dataclasses import dataclass
 
 _IMPORT_LOCK = threading.Lock()
+
+PLACEHOLDER_KEY = "sk-no-key-required"  # as in llama.cpp server's examples; such servers take any
 
 
 class AIError(Exception):
@@ -83,14 +93,15 @@ class ChatStream:
     def __iter__(self):
         litellm = import_litellm()
         s = self.settings
-        kwargs = {"model": s.model, "messages": self.messages, "stream": True, "timeout": s.timeout,
+        kwargs = {"model": s.model, "messages": self.messages, "stream": True, "timeout": s.request_timeout,
                   "max_tokens": self.max_tokens, "num_retries": 0,
                   "stream_options": {"include_usage": True}}
         if s.api_base:
             kwargs["api_base"] = s.api_base
-        key = s.api_key()
+        key = api_key_for(litellm, s)
         if key:
             kwargs["api_key"] = key
+        placeholder = key == PLACEHOLDER_KEY
         start = time.monotonic()
         chunks = []
         try:
@@ -107,7 +118,7 @@ class ChatStream:
         except (Cancelled, AIError):
             raise
         except Exception as e:  # every provider failure, whatever litellm wraps it in
-            raise explain(e, s) from None
+            raise explain(e, s, placeholder=placeholder) from None
         finally:
             self.usage.latency_s = time.monotonic() - start
         if not self.text.strip():  # an HTML error page or a broken proxy parses as an empty stream
@@ -141,6 +152,68 @@ def complete(settings, messages, *, max_tokens=None, cancel=None, on_delta=None)
     return stream
 
 
+def api_key_for(litellm, settings) -> str | None:
+    """The key to pass, or None for litellm to find its own (or for a provider that needs none).
+
+    Raises AIError("no_key") before any request leaves when a key is needed and missing."""
+    if settings.api_key_env:
+        value = settings.api_key()
+        if value:
+            return value
+        raise AIError("no_key", f"{settings.model}: no API key: api_key_env names {settings.api_key_env}, which is "
+                                f"not set here; export {settings.api_key_env}=YOUR_KEY, or remove api_key_env from "
+                                f"{settings.source} to use the provider's own variable")
+    missing, sure = missing_key_variables(litellm, settings)
+    if not missing:
+        return None
+    if settings.own_endpoint:
+        return PLACEHOLDER_KEY
+    if not sure:  # the provider can also sign in another way (a cloud role, a profile): let it judge
+        return None
+    where = f" for {settings.api_base}" if settings.api_base else ""
+    anything = " (any value, if that server takes no key)" if settings.api_base else ""
+    raise AIError("no_key", f"{settings.model}: no API key{where}: export {_either(missing)}=YOUR_KEY{anything}; "
+                            f"{_KEYS_LIVE}")
+
+
+_KEYS_LIVE = "keys are read from the environment, never from the settings file (api_key_env can name your variable)"
+
+
+def missing_key_variables(litellm, settings) -> tuple[list[str], bool]:
+    """The provider's key variables when none of them is set (any one would do), per litellm's
+    validate_environment, and whether a key is surely what is missing: for Azure or AWS other
+    settings are missing too, and those providers can find credentials elsewhere."""
+    try:
+        missing = litellm.validate_environment(model=settings.model, api_base=settings.api_base)["missing_keys"]
+    except Exception:  # a model string litellm cannot place: the call itself will say so
+        return [], False
+    keys = [name for name in missing if name.endswith(("_API_KEY", "_TOKEN"))]
+    return keys, bool(keys) and len(keys) == len(missing)
+
+
+def _either(names: list[str]) -> str:
+    return names[0] + "".join(f" (or {n})" for n in names[1:])
+
+
+def _key_variable(settings) -> tuple[str | None, bool]:
+    """The variable a refused or missing key belongs in, and whether it is set: the named one, the
+    provider's missing one, else the provider's conventional NAME_API_KEY."""
+    if settings.api_key_env:
+        return settings.api_key_env, bool(os.environ.get(settings.api_key_env))
+    try:
+        litellm = import_litellm()
+        missing, _ = missing_key_variables(litellm, settings)
+        if missing:
+            return _either(missing), False
+        provider = litellm.get_llm_provider(model=settings.model, api_base=settings.api_base)[1]
+    except Exception:
+        return None, False
+    if not provider:
+        return None, False
+    guess = f"{provider.upper()}_API_KEY"
+    return guess, bool(os.environ.get(guess))
+
+
 def _delta_text(chunk) -> str:
     try:
         choice = chunk.choices[0]
@@ -161,8 +234,9 @@ def _close(response) -> None:
             pass
 
 
-def explain(exc: BaseException, settings) -> AIError:
-    """One line per way a call fails, naming what to check."""
+def explain(exc: BaseException, settings, *, placeholder: bool = False) -> AIError:
+    """One line per way a call fails, naming what to check. `placeholder`: the call carried
+    PLACEHOLDER_KEY, so a refusal means the server wants a real key, not that a key was wrong."""
     for _ in range(3):  # litellm wraps a provider's error raised mid-stream; judge the original
         inner = getattr(exc, "original_exception", None)
         if not isinstance(inner, BaseException) or inner is exc:
@@ -172,16 +246,26 @@ def explain(exc: BaseException, settings) -> AIError:
     text = " ".join(str(exc).split())[:300]
     where = f" at {settings.api_base}" if settings.api_base else ""
     model = settings.model
+    lowered = text.lower()
+    if any(w in lowered for w in ("missing credentials", "api_key client option must be set", "missing api key")):
+        variable = _key_variable(settings)[0] or "the provider's key variable"
+        return AIError("no_key", f"{model}: no API key{where}: export {variable}=YOUR_KEY; {_KEYS_LIVE}")
     if name in ("AuthenticationError", "PermissionDeniedError", "CallerCredentialAuthenticationError"):
-        hint = f"set {settings.api_key_env}" if settings.api_key_env else "export the provider's key variable"
-        return AIError("auth", f"{model}: the provider refused the key ({hint}; keys are read from the environment)")
+        variable, is_set = _key_variable(settings)
+        if placeholder or (variable and not is_set):
+            sent = ", so gpu-tutor sent a placeholder" if placeholder else ""
+            return AIError("auth", f"{model}: the server{where} wants an API key (none was set{sent}): "
+                                   f"export {variable or 'OPENAI_API_KEY'}=THE_SERVERS_KEY; {_KEYS_LIVE}")
+        held = f"the key in {variable}" if variable else "its key"
+        return AIError("auth", f"{model}: the provider refused {held}{where}: check its value; {_KEYS_LIVE}")
     if name in ("RateLimitError", "CallerCredentialRateLimitError", "RouterRateLimitError"):
         return AIError("rate_limit", f"{model}: rate limited by the provider; wait a minute and ask again")
-    if name == "Timeout" or "timed out" in text.lower() or "timeout" in name.lower():
-        return AIError("timeout", f"{model}: no answer within {settings.timeout:g} s{where}; "
-                                  "raise [ai] timeout or try a smaller model")
+    if name == "Timeout" or "timed out" in lowered or "timeout" in name.lower():
+        return AIError("timeout", f"{model}: no answer within {settings.request_timeout:g} s{where} (the wait for "
+                                  "each piece of the reply, the first one included); raise [ai] timeout or try a "
+                                  "smaller model")
     if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError", "BadGatewayError") and \
-            any(w in text.lower() for w in ("connect", "refused", "unreachable", "name or service", "resolve")):
+            any(w in lowered for w in ("connect", "refused", "unreachable", "name or service", "resolve")):
         return AIError("unreachable", f"{model}: cannot reach the server{where} ({text[:120]}); is it running?")
     if name in ("NotFoundError",):
         return AIError("not_found", f"{model}: the server does not know this model{where} ({text[:120]})")

@@ -5,6 +5,10 @@ engine's child processes, never here. At the end the best verified candidate is 
 against the learner's code, with its verified score and the model's own explanation, labelled as
 unchecked. Accepting writes a new file; the learner's code is never overwritten.
 
+The budget is wall-clock time for the whole session, the model's replies and the verification
+included, so a slow local model spends it fast: the screen counts it down while the session runs.
+The loop checks it between rounds, so a reply is never cut off; a round begun runs to its end.
+
 Everything the model wrote (its live reply, its code in the diff, its explanation, its errors) is
 shown with control characters escaped (tutor.textsafe), as plain text or Markdown whose links are
 not opened, never as markup: a reply is the model's to write, the terminal is not.
@@ -36,6 +40,7 @@ class OptimiseScreen(Screen):
     OptimiseScreen #opt-form Input { width: 12; }
     OptimiseScreen #opt-form Label { padding: 1 1 0 1; }
     OptimiseScreen #opt-status { padding: 0 1; color: $text-muted; height: auto; }
+    OptimiseScreen #opt-clock { padding: 0 1; height: auto; }
     OptimiseScreen #opt-rounds { height: 10; }
     OptimiseScreen #opt-live { height: auto; max-height: 8; padding: 0 1; color: $text-muted; }
     OptimiseScreen #opt-result { height: 1fr; }
@@ -57,19 +62,25 @@ class OptimiseScreen(Screen):
         self.running = False
         self.saved: Path | None = None
         self._live = ""
+        self._budget = None
+        self._started = None
+        self._round = 0
+        self._clock_timer = None
 
     def compose(self) -> ComposeResult:
         yield Static(f"Optimise {self.target.name} with {self.settings.model}, judged on {self.target.backend}",
                      id="opt-title", markup=False)
         with Horizontal(id="opt-form"):
-            yield Label("minutes")
-            yield Input("15", id="opt-minutes", type="number")
+            yield Label("wall-clock minutes")
+            yield Input(f"{self._default_budget().wall_s / 60:g}", id="opt-minutes", type="number")
             yield Label("rounds")
-            yield Input("10", id="opt-rounds-max", type="integer")
+            yield Input(str(self._default_budget().rounds), id="opt-rounds-max", type="integer")
             yield Label("stop at")
             yield Input("", id="opt-target", type="number", placeholder="2.0")
             yield Button("Start", id="opt-start", variant="primary")
-        yield Static("Set a budget and start. Esc cancels a run, then closes.", id="opt-status", markup=False)
+        yield Static("Set a budget and start: the minutes are wall time, the model's replies included. Esc cancels "
+                     "a run, then closes.", id="opt-status", markup=False)
+        yield Static("", id="opt-clock", markup=False)
         yield DataTable(id="opt-rounds", cursor_type="row")
         yield Static("", id="opt-live", markup=False)
         with VerticalScroll(id="opt-result"):
@@ -94,8 +105,17 @@ class OptimiseScreen(Screen):
         elif event.button.id == "opt-close":
             self.action_cancel_or_close()
 
+    def _default_budget(self):
+        """The [ai] settings' optimise_wall_time and optimise_rounds, else the optimiser's own."""
+        from ...coach.optimise import Budget
+
+        s = self.settings
+        return Budget(rounds=s.optimise_rounds or Budget.rounds, wall_s=s.optimise_wall_s or Budget.wall_s)
+
     def budget(self):
         from ...coach.optimise import Budget
+
+        default = self._default_budget()
 
         def number(widget_id, kind, default):
             text = self.query_one(widget_id, Input).value.strip()
@@ -106,7 +126,8 @@ class OptimiseScreen(Screen):
                 raise ValueError(f"{widget_id[5:]} must be more than 0")
             return value
 
-        return Budget(rounds=number("#opt-rounds-max", int, 10), wall_s=60 * number("#opt-minutes", float, 15.0),
+        return Budget(rounds=number("#opt-rounds-max", int, default.rounds),
+                      wall_s=60 * number("#opt-minutes", float, default.wall_s / 60),
                       target=number("#opt-target", float, None))
 
     def start(self) -> None:
@@ -119,8 +140,11 @@ class OptimiseScreen(Screen):
             return
         self.running = True
         self.query_one("#opt-form").disabled = True
-        self._status(f"Running: at most {budget.rounds} rounds, {budget.wall_s / 60:g} min"
+        self._status(f"Running: at most {budget.rounds} rounds, {budget.wall_s / 60:g} min of wall time"
                      + (f", stopping at {budget.target:g}x" if budget.target else "") + ". Esc cancels.")
+        self._budget, self._started = budget, time.monotonic()
+        self._tick()
+        self._clock_timer = self.set_interval(1.0, self._tick)
         self._run(budget)
 
     @work(thread=True, group="optimise", exit_on_error=False)
@@ -144,6 +168,8 @@ class OptimiseScreen(Screen):
     def _event(self, kind: str, data) -> None:
         if kind == "round":
             self._live = ""
+            self._round = data
+            self._tick()
             self._status(f"Round {data}: asking {self.settings.model} ... (esc cancels)")
         elif kind == "delta":
             self._live += terminal_safe(data)
@@ -171,8 +197,29 @@ class OptimiseScreen(Screen):
         # A DataTable reads a str cell as markup; Text is shown as it is.
         self.query_one("#opt-rounds", DataTable).add_row(*(Text(terminal_safe(c)) for c in cells))
 
+    def _tick(self) -> None:
+        """The wall time left, counted down while the session runs."""
+        if self._budget is None or self._started is None:
+            return
+        used = time.monotonic() - self._started
+        total = _clock(self._budget.wall_s)
+        if not self.running:
+            text = f"Wall time used: {_clock(used)} of {total}."
+        elif used < self._budget.wall_s:
+            text = f"Wall time left: {_clock(self._budget.wall_s - used)} of {total} (model replies count too)."
+        else:
+            text = (f"Wall time is up ({total}): round {self._round or 1} runs to its end, then the session stops.")
+        self.query_one("#opt-clock", Static).update(text)
+
+    def _stop_clock(self) -> None:
+        if self._clock_timer is not None:
+            self._clock_timer.stop()
+            self._clock_timer = None
+        self._tick()
+
     def _failed(self, message: str) -> None:
         self.running = False
+        self._stop_clock()
         self._status(f"The optimiser stopped: {message}")
 
     def _finished(self, result, log: Path) -> None:
@@ -180,9 +227,12 @@ class OptimiseScreen(Screen):
 
         self.running = False
         self.result = result
+        self._stop_clock()
         totals = result.totals()
-        head = (f"Stopped ({result.stop_reason}) after {totals['rounds']} round(s), {result.elapsed_s:.0f} s"
+        head = (f"Stopped ({result.stop_reason}: {result.stop_text()}) after {totals['rounds']} round(s), {result.elapsed_s:.0f} s"
                 + (f", ${totals['cost_usd']:.4f}" if totals["cost_usd"] else "") + f". Log: {log}")
+        if result.stop_reason == "time":
+            head += "\n" + _wall_time_spent(self._budget)
         best = result.best
         if best is None:
             self._status(head + "\nNo verified candidate: your code stays as it is.")
@@ -218,6 +268,23 @@ class OptimiseScreen(Screen):
             self._status("Cancelling after the current step ...")
             return
         self.dismiss(self.saved)
+
+
+def _wall_time_spent(budget) -> str:
+    from ...ai.config import config_path
+
+    more = round(2 * budget.wall_s)
+    more = f"{more // 60}m" if more % 60 == 0 else f"{more}s"  # as --budget reads it
+    return (f"The wall-time budget of {_clock(budget.wall_s)} ran out (the model's replies and the verification "
+            f"count against it). For more, open the optimiser again with more minutes, or set "
+            f"optimise_wall_time = \"{more}\" under [ai] in {config_path()}.")
+
+
+def _clock(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 class TaskPicker(Screen):
