@@ -1,7 +1,7 @@
 """Source compared line by line, as a reader sees it: whitespace collapsed, comments dropped.
 
-Both the content check (an authored hint must not repeat the reference) and the AI hints' leak
-guard (nor may a model's hint) ask the same question of code.
+The content check asks it of authored hints: a hint must not repeat a line of the reference. (The
+AI hints' leak guard judges closeness after renaming instead, in ai/leakguard.py.)
 """
 
 from __future__ import annotations

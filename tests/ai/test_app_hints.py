@@ -79,6 +79,50 @@ def test_a_hint_that_leaks_is_replaced_by_the_authored_one_with_a_note(tmp_path,
     run_app(check, tmp_path, AISettings(model="scripted/tutor"))
 
 
+# Escaped today's main: a hint indented four spaces streamed into the panel word by word (only
+# backtick fences were held back) before the guard withheld it.
+def test_no_word_of_a_reply_shows_in_the_panel_before_the_guard_has_judged_it(tmp_path):
+    leak = "Here it is:\n\n    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n\nThat is all."
+    register([("slow", 0.05, leak), "What must you add to each value?"])
+
+    async def check(app, pilot):
+        app.query_one("#editor").load_text(WRONG)
+        await pilot.press("f7")
+        panel = app.query_one(HintsPanel)
+        seen_titles, seen_bodies = [], []
+        started = time.monotonic()
+        while panel.streaming or not seen_bodies:
+            assert time.monotonic() - started < 60, "the hint never finished"
+            title, body = panel_text(panel)
+            seen_titles.append(title)
+            seen_bodies.append(body)
+            await pilot.pause(0.02)
+        await pilot.pause(0.1)
+        assert not any("+ 10" in b or "Here it is" in b or "That is all" in b for b in seen_bodies)
+        assert any("characters so far, shown once checked" in t for t in seen_titles)
+        assert "What must you add to each value?" in panel_text(panel)[1]
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor"))
+
+
+def test_the_next_request_lists_the_hints_the_learner_saw_ai_ones_included(tmp_path, catalog):
+    first = "Look at your line 7: what happens to each value before you store it?"
+    provider = register([first, "Which constant does the lesson add?"])
+
+    async def check(app, pilot):
+        app.query_one("#editor").load_text(WRONG)
+        await pilot.press("f7")
+        await hint_done(app, pilot)
+        await pilot.press("f7")
+        await hint_done(app, pilot)
+        sent = provider.calls[1][1]["content"]
+        shown = sent.split("## Hints already shown", 1)[1].split("## Write hint level 2", 1)[0]
+        assert first in shown  # the AI hint the learner read
+        assert catalog.get("map").hints[0] not in shown  # not the authored one it stood in for
+
+    run_app(check, tmp_path, AISettings(model="scripted/tutor"))
+
+
 def test_escape_cancels_a_slow_hint(tmp_path):
     register([("slow", 0.3, "word " * 60)])
 

@@ -6,7 +6,7 @@ import pytest
 from scripted_llm import register
 
 from tutor.ai.config import AISettings
-from tutor.ai.hints import CodeHolder, HintLog, SimChecker, ask_hint, build_messages, failure_context
+from tutor.ai.hints import HintLog, SimChecker, ask_hint, build_messages, failure_context
 from tutor.engine.runner import Runner
 
 WRONG = """from numba import cuda
@@ -44,29 +44,35 @@ def test_the_context_names_the_failure_and_the_failing_threads_accesses_but_not_
     assert "out[local_i] = a[local_i] + 10" not in text  # the reference's line never goes out
 
 
-def test_a_normal_hint_streams_as_text_and_reports_tokens_and_cost(map_case, tmp_path):
+def test_a_normal_hint_is_shown_whole_once_judged_and_reports_tokens_and_cost(map_case, tmp_path):
     provider = register(["What does your line 7 do to each value before storing it?"])
-    pieces = []
-    outcome = ask(map_case, on_text=pieces.append, log=HintLog(tmp_path / "log.jsonl"))
+    pieces, received = [], []
+    outcome = ask(map_case, on_text=pieces.append, on_progress=received.append, log=HintLog(tmp_path / "log.jsonl"))
     assert outcome.source == "ai" and outcome.leaks == 0
-    assert len(pieces) > 3 and "".join(pieces) == outcome.text  # word by word, as it arrived
+    assert pieces == [outcome.text]  # once, whole, after the guard
+    assert len(received) > 3 and received == sorted(received) and received[-1] == len(outcome.text)
     assert outcome.usage.prompt_tokens == 100 and outcome.usage.completion_tokens == 12
     assert outcome.usage.cost_usd == pytest.approx(100 * 1e-6 + 12 * 2e-6)
     assert "Trace of block" in provider.calls[0][1]["content"]
     assert '"event": "hint"' in (tmp_path / "log.jsonl").read_text()
 
 
-def test_a_leaking_hint_is_withheld_and_the_model_is_asked_again_with_the_reason(map_case, tmp_path):
+def test_a_leaking_hint_is_withheld_and_the_model_is_asked_again_with_its_reply_and_the_reason(map_case, tmp_path):
     leak = "Replace your body with:\n```python\nj = cuda.threadIdx.x\nout[j] = a[j] + 10\n```"
     provider = register([leak, "Which number do you add to each element?"])
     pieces, statuses = [], []
     outcome = ask(map_case, on_text=pieces.append, on_status=statuses.append, log=HintLog(tmp_path / "l.jsonl"))
     assert outcome.source == "ai" and outcome.text == "Which number do you add to each element?"
     assert outcome.leaks == 1 and outcome.attempts == 2
-    assert "out[j]" not in "".join(pieces)  # the code was held back while streaming
-    assert statuses and "Withheld" in statuses[0]
-    assert "withheld because its code" in provider.calls[1][-1]["content"]
-    assert "leak_withheld" in (tmp_path / "l.jsonl").read_text()
+    assert pieces == ["Which number do you add to each element?"]  # nothing of the withheld reply
+    assert statuses and statuses[0].startswith("Withheld a hint that gave too much away (its code stands for 1 of")
+    *_, own, why = provider.calls[1]
+    assert own == {"role": "assistant", "content": leak}
+    assert why["role"] == "user" and "withheld" in why["content"]
+    assert "stands for 1 of the 1 statements" in why["content"]
+    assert "    out[j] = a[j] + 10" in why["content"]  # the model's own line at fault
+    log = (tmp_path / "l.jsonl").read_text()
+    assert "leak_withheld" in log and "out[j]" not in log  # reasons are logged, code never
 
 
 def test_three_leaks_give_the_authored_hint(map_case):
@@ -94,15 +100,15 @@ def test_provider_errors_give_one_line_and_the_authored_hint(map_case, exc_name,
 def test_a_slow_stream_is_cancelled(map_case):
     register([("slow", 0.2, "word " * 100)])
     cancel = threading.Event()
-    pieces = []
+    received, pieces = [], []
 
-    def on_text(t):
-        pieces.append(t)
-        if len(pieces) == 3:
+    def on_progress(n):
+        received.append(n)
+        if len(received) == 3:
             cancel.set()
 
-    outcome = ask(map_case, on_text=on_text, cancel=cancel)
-    assert outcome.cancelled and len(pieces) == 3
+    outcome = ask(map_case, on_text=pieces.append, on_progress=on_progress, cancel=cancel)
+    assert outcome.cancelled and len(received) == 3 and pieces == []
 
 
 def test_no_model_means_the_authored_hint_without_importing_anything(map_case):
@@ -121,12 +127,43 @@ def test_full_code_is_refused_unless_the_policy_allows_it(map_case):
     assert outcome.source == "ai" and "a[i] + 10" in outcome.text
 
 
-def test_the_code_holder_shows_prose_and_holds_code_even_when_chunks_cut_the_fences():
-    holder = CodeHolder()
-    text = "See `x = 1` here.\n```py\nsecret = 2\n```\nDone ``."
-    shown = "".join(holder.feed(text[i:i + 3]) for i in range(0, len(text), 3))
-    assert "secret" not in shown and "x = 1" not in shown
-    assert shown.startswith("See ") and "here." in shown and "Done" in shown
+# Escaped today's main: the code holder streamed all but backtick-fenced code live, so a solution
+# indented four spaces (or in a ~~~ fence) reached the learner word by word before the guard had
+# judged the reply, and withholding it afterwards came too late.
+def test_nothing_of_a_reply_reaches_the_learner_before_the_guard_has_judged_it(map_case):
+    indented = ("Here is the fix:\n\n    @cuda.jit\n    def kernel(out, a):\n        t = cuda.threadIdx.x\n"
+                "        out[t] = a[t] + 10\n\nThat adds ten.")
+    tilde = "Like so:\n~~~\nout[i] = a[i] + 10\n~~~"
+    register([indented, tilde, "What must happen to each value before you store it?"])
+    pieces, statuses = [], []
+    outcome = ask(map_case, on_text=pieces.append, on_status=statuses.append)
+    assert outcome.leaks == 2 and pieces == ["What must happen to each value before you store it?"]
+    assert not any("+ 10" in p or "Here is" in p or "Like so" in p for p in pieces + statuses)
+
+
+@pytest.fixture(scope="module")
+def dot_case(catalog):
+    with SimChecker("dot") as passes:
+        yield catalog.get("dot"), passes
+
+
+def test_the_re_ask_carries_every_withheld_reply_and_every_reason(dot_case):
+    puzzle, passes = dot_case
+    # the solution's lines in three pieces, two of them hidden in comments, one in fullwidth characters
+    first = ("Step one:\n```python\n# cache[local_i] = a[i] * b[i]\n```\nStep two:\n```python\n"
+             "# total += cache[k]\n```\nStep three: `out[0] \uff1d total`")
+    second = "Store `cache[t] = a[i] * b[i]`, zero elsewhere: `cache[t] = 0`."
+    provider = register([first, second, "Which thread adds the slots up, and when may it start?"])
+    outcome = ask_hint(puzzle, 2, puzzle.starter, "", [], SETTINGS, passes=passes)
+    assert outcome.source == "ai" and outcome.leaks == 2
+    third = provider.calls[2]
+    assert [m["role"] for m in third] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert third[2]["content"] == first and third[4]["content"] == second
+    why_first = third[3]["content"]
+    for reason in ("stands for 3 of the 4 statements", "spread over 3 pieces", "hidden in comments",
+                   "look-alike characters"):
+        assert reason in why_first
+    assert "stands for 2 of the 4 statements" in third[5]["content"]
 
 
 def test_a_pipe_in_place_of_the_hint_log_costs_the_record_not_a_hang(tmp_path):

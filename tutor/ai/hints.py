@@ -2,9 +2,12 @@
 
 The flow, shared by the app and `gpu-tutor hint`: build the context (the puzzle's goal and rules,
 never the reference; the learner's code; the latest verdict; the failing thread's accesses; the
-hints already shown), stream the model's reply with code held back, judge the whole reply with the
-leak guard, ask again with the reason when it gives too much away (at most twice), and fall back
-to the authored hint for the level whenever the model cannot be used.
+hints the learner has seen), receive the model's whole reply, judge it with the leak guard, and
+only then show it. Nothing of a reply reaches the learner before the guard has judged it: code
+can hide in any markup (an indented block, a `~~~` fence, a prose line), so no part of a reply
+can be shown early as safe prose; while it arrives the learner sees how much has come. When it
+gives too much away the model is asked again (at most twice), shown its own withheld reply and
+every reason; whenever the model cannot be used the authored hint for the level stands in.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .leakguard import LeakGuard
+from .leakguard import Leak, LeakGuard
 from .llm import AIError, Cancelled, ChatStream, Usage
 
 LEVELS = {
@@ -87,7 +90,10 @@ def failure_context(result) -> str:
 
 
 def build_messages(puzzle, level: int, learner: str, context: str, shown: list[str],
-                   feedback: str | None = None) -> list[dict]:
+                   withheld: list[tuple[str, Leak]] = ()) -> list[dict]:
+    """`shown`: the hints the learner has seen, AI-written ones included. `withheld`: the model's
+    earlier replies that the guard held back, each with its Leak, so that the model sees what it
+    wrote and every reason, not a paraphrase."""
     numbered = "\n".join(f"{n:3} | {line}" for n, line in enumerate(learner.splitlines(), 1))
     name, how = LEVELS[level]
     budget = ", ".join(f"{k} {v}" for k, v in (puzzle.budget or {}).items())
@@ -103,54 +109,24 @@ def build_messages(puzzle, level: int, learner: str, context: str, shown: list[s
         user += [f"- {h}" for h in shown]
     user += ["", f"## Write hint level {level} of 4: {name}", how]
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(user)}]
-    if feedback:
-        messages.append({"role": "user", "content": feedback})
+    for reply, leak in withheld:
+        messages.append({"role": "assistant", "content": reply})
+        messages.append({"role": "user", "content": rewrite_request(level, leak)})
     return messages
 
 
-class CodeHolder:
-    """Streams prose and holds code back: fenced blocks and inline spans show as a placeholder
-    until the whole reply has passed the guard."""
-
-    PLACEHOLDER = " [code: shown once checked] "
-
-    def __init__(self):
-        self.pending = ""     # characters not yet decided (a backtick run may be cut by a chunk)
-        self.in_fence = False
-        self.in_inline = False
-        self.at_line_start = True
-
-    def feed(self, delta: str) -> str:
-        text = self.pending + delta
-        self.pending = ""
-        out = []
-        i = 0
-        while i < len(text):
-            if text[i] == "`":
-                j = i
-                while j < len(text) and text[j] == "`":
-                    j += 1
-                if j == len(text):  # a run at the end of the chunk: wait for the rest
-                    self.pending = text[i:]
-                    break
-                run = j - i
-                if run >= 3 and not self.in_inline:
-                    if not self.in_fence:
-                        out.append(self.PLACEHOLDER)
-                    self.in_fence = not self.in_fence
-                elif not self.in_fence:
-                    if not self.in_inline:
-                        out.append(self.PLACEHOLDER)
-                    self.in_inline = not self.in_inline
-                i = j
-                continue
-            ch = text[i]
-            if not (self.in_fence or self.in_inline):
-                out.append(ch)
-            elif self.in_inline and ch == "\n":
-                self.in_inline = False  # inline code never spans lines
-            i += 1
-        return "".join(out)
+def rewrite_request(level: int, leak: Leak) -> str:
+    """Why the reply above was withheld, every reason and the lines at fault, and what to write instead."""
+    name = LEVELS[level][0]
+    text = ["Your hint above was withheld: the learner never saw it. The leak guard found:"]
+    text += [f"- {reason}" for reason in leak.reasons]
+    lines = [line for piece in leak.code for line in piece.splitlines() if line.strip()]
+    if lines:
+        text += ["The lines of yours that gave the answer away:"] + [f"    {line}" for line in lines]
+    text += ["", f"Write hint level {level} ({name}) again. Explain the idea in words and let the learner write "
+                 "every line of code: no line of the solution in any form (not in a code block, an indented "
+                 "block, a comment, a string, a plain line of prose, nor as right-hand sides)."]
+    return "\n".join(text)
 
 
 class HintLog:
@@ -175,9 +151,13 @@ class HintLog:
 
 def ask_hint(puzzle, level: int, learner: str, context: str, shown: list[str], settings, *,
              passes: Callable[[str], bool], on_text: Callable[[str], None] = lambda t: None,
-             on_status: Callable[[str], None] = lambda t: None, cancel: threading.Event | None = None,
+             on_status: Callable[[str], None] = lambda t: None,
+             on_progress: Callable[[int], None] = lambda n: None, cancel: threading.Event | None = None,
              log: HintLog | None = None) -> HintOutcome:
-    """One hint at `level`. `passes(source)` runs the checker in the engine's child process."""
+    """One hint at `level`. `passes(source)` runs the checker in the engine's child process.
+
+    `on_text` gets the reply once, whole, after the guard has passed it; `on_progress` the number
+    of characters received so far of the reply being written (never any of its text)."""
     cancel = cancel or threading.Event()
     log = log or HintLog(None)
     authored = authored_hint(puzzle, min(level, 3)) or "No authored hint at this level."
@@ -189,18 +169,17 @@ def ask_hint(puzzle, level: int, learner: str, context: str, shown: list[str], s
                            note="Full solutions are off by your facilitator's policy; here is the last authored hint.")
     guard = LeakGuard(puzzle.reference, puzzle.starter, learner, passes)
     outcome = HintOutcome(level, authored, "authored")
-    feedback = None
+    withheld: list[tuple[str, Leak]] = []
     code_hash = hashlib.sha256(learner.encode()).hexdigest()[:16]
     for attempt in range(1 + MAX_RETRIES):
         outcome.attempts = attempt + 1
-        messages = build_messages(puzzle, level, learner, context, shown, feedback)
-        holder = CodeHolder()
+        messages = build_messages(puzzle, level, learner, context, shown, withheld)
+        received = 0
         try:
             stream = ChatStream(settings, messages, cancel=cancel)
-            for delta in stream:
-                visible = holder.feed(delta)
-                if visible:
-                    on_text(visible)
+            for delta in stream:  # held whole: any part of it may be code
+                received += len(delta)
+                on_progress(received)
         except Cancelled:
             outcome.cancelled = True
             outcome.note = "Hint cancelled."
@@ -215,17 +194,19 @@ def ask_hint(puzzle, level: int, learner: str, context: str, shown: list[str], s
         leak = guard.judge(text) if level < 4 else None
         if leak is None:
             outcome.text, outcome.source = text, "ai"
+            on_text(text)
             log.write(event="hint", puzzle=puzzle.id, level=level, model=settings.model, attempts=attempt + 1,
                       leaks=outcome.leaks, prompt_tokens=outcome.usage.prompt_tokens,
                       completion_tokens=outcome.usage.completion_tokens, cost_usd=outcome.usage.cost_usd,
                       code=code_hash)
             return outcome
         outcome.leaks += 1
-        log.write(event="leak_withheld", puzzle=puzzle.id, level=level, model=settings.model, reason=leak.reason,
+        log.write(event="leak_withheld", puzzle=puzzle.id, level=level, model=settings.model, reasons=leak.reasons,
                   attempt=attempt + 1, code=code_hash)
-        on_status(f"Withheld a hint that gave too much away ({leak.reason}); asking again.")
-        feedback = (f"Your hint was withheld because {leak.reason}. Write it again at level {level} without "
-                    "that code: explain the idea and let the learner write the code.")
+        more = f", and {len(leak.reasons) - 1} more reason(s)" if len(leak.reasons) > 1 else ""
+        on_status(f"Withheld a hint that gave too much away ({leak.reasons[0]}{more}); "
+                  + ("asking again." if attempt < MAX_RETRIES else "here is the authored hint."))
+        withheld.append((text, leak))
     outcome.note = (f"The model's hints gave the answer away {outcome.leaks} time(s); here is the authored hint "
                     "instead.")
     return outcome

@@ -331,9 +331,10 @@ class TutorApp(App):
         import threading
 
         self._hint_cancel = threading.Event()
+        seen = panel.seen()  # what the learner read, AI hints included: the model goes one step further
         panel.begin_ai(level, self.ai_settings.model)
-        self._ai_hint(self.puzzle, level, self.query_one("#editor", TextArea).text, self.last_result,
-                      [h for h in self.puzzle.hints[: panel.shown]], self._hint_cancel)
+        self._ai_hint(self.puzzle, level, self.query_one("#editor", TextArea).text, self.last_result, seen,
+                      self._hint_cancel)
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "cancel_hint":  # escape is the editor's and the dialogs' unless a hint streams
@@ -399,10 +400,17 @@ class TutorApp(App):
         from ..ai.hints import HintLog, HintOutcome, SimChecker, ask_hint, failure_context
 
         panel = self.query_one(HintsPanel)
+        last = [0.0]
+
+        def progress(received: int) -> None:  # a count only, a few times a second
+            if time.monotonic() - last[0] >= 0.2:
+                last[0] = time.monotonic()
+                self.call_from_thread(panel.progress, received)
+
         try:
             with SimChecker(puzzle.id, timeout=self._runner_timeout) as passes:
                 outcome = ask_hint(puzzle, level, source, failure_context(result), shown, self.ai_settings,
-                                   passes=passes, cancel=cancel,
+                                   passes=passes, cancel=cancel, on_progress=progress,
                                    on_text=lambda t: self.call_from_thread(panel.stream, t),
                                    on_status=lambda t: self.call_from_thread(panel.status, t),
                                    log=HintLog(self.store.root / "ai-hints.jsonl"))

@@ -1,7 +1,8 @@
 """The hints panel: hints revealed one level at a time, never all at once.
 
-Authored hints serve offline. With a model configured, an AI hint streams into the same panel as it
-arrives (its code held back until the leak guard has passed it), and then shows whole.
+Authored hints serve offline. With a model configured, an AI hint shows whole once the leak guard
+has passed it; while the model writes, the panel says how much has arrived, never what: any line
+of a reply may be code (an indented block, a prose line), so none of it is safe to show early.
 
 The model's text is Markdown to render, but never a terminal's to obey: control characters are shown
 escaped (tutor.textsafe) and its links are not opened on a click. The status line is plain text.
@@ -39,7 +40,9 @@ class HintsPanel(Vertical):
         self.shown = 0
         self._ai: dict[int, tuple[str, str]] = {}  # level -> (heading, Markdown) of AI hints this visit
         self._streaming: int | None = None
-        self._status = ""
+        self._model = ""
+        self._status = ""  # the request in flight, or what the last hint cost
+        self._note = ""    # a withheld reply, a failure
 
     def compose(self) -> ComposeResult:
         yield Static("Hints: press F7 (or h outside the editor) for a nudge.", id="hints-title", markup=False)
@@ -49,20 +52,42 @@ class HintsPanel(Vertical):
         self.shown = min(already_shown, len(self._hints))
         self._ai.clear()
         self._streaming = None
-        self._status = ""
+        self._status = self._note = ""
         self._refresh_hints()
 
     @property
     def streaming(self) -> bool:
         return self._streaming is not None
 
+    def seen(self) -> list[str]:
+        """The hints on the panel, level by level, as the learner read them: the model's text where
+        an AI hint stood in for a level, the authored one elsewhere (for "hints already shown")."""
+        out = []
+        for n in range(1, max([self.shown, *self._ai]) + 1):
+            if n in self._ai and n != self._streaming:
+                out.append(self._ai[n][1])
+            elif n <= self.shown and n not in self._ai:
+                out.append(self._hints[n - 1])
+        return [text for text in out if text]
+
     def begin_ai(self, level: int, model: str) -> None:
         self._streaming = level
+        self._model = model
         self._status = f"asking {model} · esc cancels"
+        self._note = ""
         self._ai[level] = (f"Hint {level} (AI · {LEVEL_NAMES.get(level, 'full code')})", "")
         self._refresh_hints()
 
+    def progress(self, received: int) -> None:
+        """How much of the reply has arrived: a count, never its text, until the guard has judged it."""
+        if self._streaming is None:
+            return
+        self._status = (f"{self._model} is writing: {received} characters so far, shown once checked "
+                        "· esc cancels")
+        self._refresh_hints()
+
     def stream(self, text: str) -> None:
+        """The reply, whole, once the leak guard has passed it."""
         if self._streaming is None:
             return
         heading, so_far = self._ai[self._streaming]
@@ -70,17 +95,15 @@ class HintsPanel(Vertical):
         self._refresh_hints()
 
     def status(self, text: str) -> None:
-        """A line under the title: a withheld reply, a failure, what a hint cost."""
-        self._status = terminal_safe(text)
-        if self._streaming is not None:
-            heading, _ = self._ai[self._streaming]
-            self._ai[self._streaming] = (heading, "")  # the withheld text goes; the next attempt streams
+        """A line under the title: a withheld reply, a failure."""
+        self._note = terminal_safe(text)
         self._refresh_hints()
 
     def finish_ai(self, outcome) -> None:
         """The hint shown whole: the model's (guard passed) or the authored one for that level."""
         level = outcome.level
         self._streaming = None
+        self._note = ""
         if outcome.cancelled:
             self._ai.pop(level, None)
             self._status = "Hint cancelled."
@@ -115,8 +138,9 @@ class HintsPanel(Vertical):
         left = len(self._hints) - self.shown
         title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · F7 for the next" if left else "")
                  if self.shown or self._ai else "Hints: press F7 (or h outside the editor) for a nudge.")
-        if self._status:
-            title += f"\n{self._status}"
+        for line in (self._note, self._status):
+            if line:
+                title += f"\n{line}"
         self.query_one("#hints-title", Static).update(title)
         found = self.query("#hints-text")
         if not parts and not found:

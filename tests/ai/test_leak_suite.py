@@ -1,0 +1,55 @@
+"""The leak suite (tests/ai/leak_suite.py): every give-away withheld by reading it, no honest hint
+withheld, with the real checker in the engine's child behind the guard.
+
+Judged by today's main (the guard before the closeness check), 64 of the 126 give-aways reached
+the learner: every indented block, `~~~` fence, `<pre><code>`, `>>>` session, comment, string,
+list of right-hand sides, set of plain prose lines and blockquoted fence, and the transpose typed
+with a typo and its own names; and 52 of the 214 honest hints were withheld: every guard, barrier,
+skeleton, single solution line and quoted unguarded line of the learner's, most `else:` and loop
+headers. `python bench/leakguard.py --against HEAD` prints both columns.
+"""
+
+import pytest
+from leak_suite import LEAK_FORMS, PUZZLES, honest_cases, leak_cases
+
+from tutor.ai.hints import SimChecker
+from tutor.ai.leakguard import LeakGuard
+from tutor.engine.runner import Runner
+from tutor.puzzles import load_catalog
+
+CATALOG = load_catalog()
+LEAKS = leak_cases(CATALOG)
+HONEST = honest_cases(CATALOG)
+
+
+@pytest.fixture(scope="module")
+def runner():
+    with Runner("sim") as r:
+        yield r
+
+
+def guard_for(case, runner):
+    puzzle = CATALOG.get(case.puzzle)
+    return LeakGuard(puzzle.reference, puzzle.starter, case.learner, SimChecker(case.puzzle, runner=runner))
+
+
+def test_the_suite_has_every_form_of_the_issue_on_several_puzzles_and_more_honest_hints_than_leaks():
+    issue = {"4-space indented block", "~~~ fence", "4 fences, a name renamed", "one-letter typo", "<pre><code>",
+             ">>> prompts", "in comments", "in a docstring", "in a string", "fullwidth \uff0b", "zero-width spaces",
+             "right-hand sides only", "5 shuffled fences"}
+    assert issue <= set(LEAK_FORMS)
+    assert len(PUZZLES) >= 5 and len(HONEST) >= len(LEAKS)
+
+
+@pytest.mark.parametrize("case", LEAKS, ids=lambda c: f"{c.puzzle}: {c.form}")
+def test_every_give_away_is_withheld_by_reading_it_before_any_code_runs(case, runner):
+    guard = guard_for(case, runner)
+    leak = guard.judge(case.text)
+    assert leak is not None, "leaked"
+    assert guard.checks_run == 0  # closeness alone: the disguise does not matter
+
+
+@pytest.mark.parametrize("case", HONEST, ids=lambda c: f"{c.puzzle}: {c.form}")
+def test_no_honest_hint_is_withheld(case, runner):
+    leak = guard_for(case, runner).judge(case.text)
+    assert leak is None, leak.reasons
