@@ -3,6 +3,12 @@ KernelBench and NVIDIA's DeepSeek-R1 study score it.
 
     python bench/coach.py --model MODEL [--api-base URL] [--backend sim|gpu] [--rounds 10]
                           [--minutes 15] [--tasks reduce_sum,softmax] [--json out.json]
+    python bench/coach.py --scripted [--tasks reduce_sum,softmax]
+
+`--scripted` puts a scripted model behind the real loop instead (a loopback OpenAI-compatible
+server, litellm's real HTTP path): per task it replays good, wrong and cheating candidates made from
+the task's own kernels, and checks that every verdict is the one the candidate deserves. It prints a
+table of candidate, expected, verdict and score, and exits 1 if any verdict is wrong.
 
 Per task: the loop (tutor.coach.optimise) from the task's naive kernel, within the budget. Reported:
 compile rate and correct rate over all attempts; fast_p (share of tasks whose best verified kernel
@@ -37,7 +43,8 @@ MINUTES = (1, 2, 5, 10, 15)
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", required=True)
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--scripted", action="store_true", help="a scripted model replays known candidates")
     parser.add_argument("--api-base", default=None)
     parser.add_argument("--backend", choices=("sim", "gpu"), default="sim")
     parser.add_argument("--rounds", type=int, default=10)
@@ -49,6 +56,10 @@ def main() -> None:
     parser.add_argument("--json", default=None)
     parser.add_argument("--logs", default=None, help="folder for each task's JSONL log")
     args = parser.parse_args()
+    if args.scripted:
+        sys.exit(scripted(args.tasks.split(",")))
+    if not args.model:
+        parser.error("--model is required (or --scripted)")
     settings = AISettings(model=args.model, api_base=args.api_base, timeout=args.timeout, max_tokens=args.max_tokens)
     library_ms = _library_times(args.tasks.split(",")) if args.backend == "gpu" else {}
     rows = []
@@ -69,6 +80,76 @@ def main() -> None:
         Path(args.json).write_text(json.dumps({"model": args.model, "backend": args.backend, "rounds": args.rounds,
                                                "minutes": args.minutes, "rows": rows, "summary": summary},
                                               indent=1))
+
+
+# -- the scripted model: candidates with known verdicts, made from each task's own kernels --------
+def _candidates(name: str) -> list[tuple[str, str, str]]:
+    """(label, expected, source): expected "correct" or the failure kinds the verdict must have, exactly."""
+    from tutor.coach.tasks import load_task
+
+    task = load_task(name)
+    naive, expert = task.source("naive"), task.source("expert")
+    head, launch = naive.split("\ndef launch(", 1)
+    params = launch.split(")", 1)[0].split(", ")
+    first = params[1]
+    assert "\ndef " not in launch and "\n@" not in launch, f"{name}: launch must be the naive module's last function"
+
+    def with_kernel(kernel: str, prologue: str = "", epilogue: str = "") -> str:
+        signature, body = launch.split("\n", 1)
+        return (head + "\n" + kernel + "\n\ndef launch(" + signature + "\n" + prologue + body.rstrip("\n") + "\n"
+                + epilogue)
+
+    import numpy as np
+
+    shape = task.scored_shape() or task.largest_shape("sim")
+    made = task.module("inputs").make_inputs(np.random.default_rng(0), shape)
+    corner = {"x": "[" + ", ".join("0" * made[0].ndim) + "]",
+              "out": "[" + ", ".join("0" * len(task.module("inputs").output_shape(shape))) + "]"}
+
+    def bump(array):  # one thread adds 1 to the array's first cell
+        return f"@cuda.jit\ndef bump(a):\n    if cuda.grid(1) == 0:\n        a{corner[array]} = a{corner[array]} + 1.0\n"
+
+    touch = f"@cuda.jit\ndef touch(a):\n    a{corner['out']} = a{corner['out']} * 1.0\n"
+    return [
+        ("host maths on a device array", "runtime_error", with_kernel("", f"    hold = {first} * 1.0\n")),
+        ("writes into its input", "input_mutated", with_kernel(bump("x"), epilogue=f"    bump[1, 1]({first})\n")),
+        ("skips work past 1,000 elements", "not_finite,runtime_error",
+         with_kernel("", f"    if {first}.size > 1000:\n        return\n")),
+        ("off by one in out's first cell", "wrong_output", with_kernel(bump("out"), epilogue="    bump[1, 1](out)\n")),
+        ("64 threads rewrite out's first", "race", with_kernel(touch, epilogue="    touch[1, 64](out)\n")),
+        ("the naive kernel", "correct", naive),
+        ("the expert kernel", "correct", expert),
+    ]
+
+
+def scripted(tasks) -> int:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from loopback_llm import ChatServer
+
+    print(f"{'task':<19} {'candidate':<31} {'expected':<25} {'verdict':<25} {'score':>7} {'right':>5}")
+    right = total = 0
+    t0 = time.monotonic()
+    for name in tasks:
+        script = _candidates(name)
+        replies = [f"```python\n{src}```\n\n## Why it is faster\n{label}." for label, _, src in script]
+        with ChatServer(replies) as server:
+            settings = AISettings(model="openai/scripted", api_base=server.url, timeout=60)
+            target = TaskTarget(name, "sim")
+            result = optimise(target, target.baseline_source(), settings, Budget(rounds=len(script), wall_s=3600))
+        for (label, expected, _), attempt in zip(script, result.attempts):
+            kinds = sorted({f["kind"] for f in attempt.failures})
+            verdict = "correct" if attempt.correct else ",".join(kinds)
+            ok = attempt.correct if expected == "correct" else (not attempt.correct and kinds == expected.split(","))
+            right, total = right + ok, total + 1
+            score = f"{attempt.score:.2f}x" if attempt.score is not None else "-"
+            print(f"{name:<19} {label:<31} {expected:<25} {verdict:<25} {score:>7} {'yes' if ok else 'NO':>5}",
+                  flush=True)
+        missing = len(script) - len(result.attempts)
+        total += missing
+        if missing:
+            print(f"{name:<19} {missing} candidate(s) never judged: the loop stopped ({result.stop_reason})")
+    print(f"{right} of {total} verdicts right, {time.monotonic() - t0:.0f} s")
+    return 0 if right == total else 1
 
 
 def _row(name, result, library_ms) -> dict:

@@ -103,9 +103,10 @@ def test_extracting_the_candidate_and_durations():
         parse_duration("soon")
 
 
-def optimise_over_http(tmp_path, replies: list, rounds: int):
+def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "sk-loopback"):
     """`gpu-tutor optimise reduce_sum` from the naive kernel, its model a loopback HTTP server that
-    sends `replies`: (the finished process, the server, the starting file, the environment)."""
+    sends `replies`: (the finished process, the server, the starting file, the environment). With
+    `key` None no provider key is in the environment, as on a machine with only a local server."""
     import os
     import subprocess
     import sys
@@ -114,31 +115,131 @@ def optimise_over_http(tmp_path, replies: list, rounds: int):
 
     start = tmp_path / "naive.py"
     start.write_text(NAIVE)
-    env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
-           "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")}
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))}
+    env.update({"GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")})
+    if key is not None:
+        env["OPENAI_API_KEY"] = key
     (tmp_path / "none.toml").write_text("")
     with ChatServer(replies) as server:
         done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
                                "openai/tiny", "--api-base", server.url, "--rounds", str(rounds), "--backend", "sim",
-                               "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+                               "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
     return done, server, start, env
 
 
-def test_one_round_over_real_http_through_the_cli(tmp_path):
+def test_one_round_over_real_http_through_the_cli_and_the_floor_ends_the_session(tmp_path):
+    """The expert moves the floor's bytes at the scored shape (every input read once, the output
+    written once): no kernel can score higher, so the two rounds left are not spent."""
     import subprocess
     import sys
 
-    done, server, start, env = optimise_over_http(tmp_path, [reply(EXPERT, "one atomic per block")], 1)
+    done, server, start, env = optimise_over_http(tmp_path, [reply(EXPERT, "one atomic per block")] * 3, 3)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["stop_reason"] == "rounds" and out["best"]["correct"] and out["best"]["score"] > 1.5
+    assert out["stop_reason"] == "floor" and len(server.requests) == 1, out["stop_reason"]
+    best = out["best"]
+    assert best["correct"] and best["at_floor"] and 1.9 < best["score"] <= 2.0
+    assert best["timing"]["shape"] == [20011] and best["timing"]["floor_bytes"] == 20011 * 4 + 4
     assert Path(out["saved_to"]).read_text() == EXPERT and start.read_text() == NAIVE
-    assert "one atomic per block" in out["best"]["explanation"]
+    assert "one atomic per block" in best["explanation"]
     prompt = server.requests[0]["body"]["messages"][1]["content"]
     assert "launch(out, *inputs)" in prompt and "Sum reduction" in prompt
+    # the model is told how it is scored and where, with the numbers
+    assert "scored shape (20011,)" in prompt and "80,048 bytes" in prompt and "rtol=" in prompt
+    assert "seed you never see" in prompt and "cuda.fma" in prompt and "dynamic shared memory" in prompt
     replay = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "--replay", out["log"]],
                             capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
     assert replay.returncode == 0 and "round 1:" in replay.stdout and "traffic" in replay.stdout
+
+
+# -- a scripted model's session over loopback HTTP: each round a case today's verifier got wrong --
+# Host maths on what launch() receives: with numpy arrays standing in for device arrays it passed,
+# its one kernel moving 8 bytes (a 20,000x "traffic ratio"); a GPU's device arrays have no arithmetic.
+HOST_MATHS = """from numba import cuda
+
+
+@cuda.jit
+def put(out, v):
+    if cuda.grid(1) == 0:
+        out[0] = v[0]
+
+
+def launch(out, x):
+    acc = x[0:1]
+    for i in range(1, x.shape[0]):
+        acc = acc + x[i:i + 1]
+    put[1, 1](out, acc)
+"""
+# A compile error (a 1-d array indexed with two): Numba's message came without the kernel's line.
+MISINDEXED = NAIVE.replace("cuda.atomic.add(out, 0, x[i])", "cuda.atomic.add(out, 0, x[i, 0])")
+# Writes into its input: the message named neither the array nor the line.
+MUTATES = NAIVE.replace("        cuda.atomic.add(out, 0, x[i])\n", "        cuda.atomic.add(out, 0, x[i])\n        x[i] = 0\n")
+# The same traffic as the naive kernel, sent later: the tie goes to the later round.
+RESENT = NAIVE.replace("TPB = 256", "TPB = 256  # the same work, sent again")
+SCRIPT = [HOST_MATHS, MISINDEXED, MUTATES, NAIVE, RESENT]
+
+
+@pytest.fixture(scope="module")
+def scripted_session(tmp_path_factory):
+    """One CLI session, five rounds, no provider key in the environment (a local server)."""
+    assert "x[i, 0])" in MISINDEXED and "x[i] = 0" in MUTATES and RESENT != NAIVE
+    done, server, _, _ = optimise_over_http(tmp_path_factory.mktemp("scripted"), [reply(c) for c in SCRIPT],
+                                            len(SCRIPT), key=None)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    prompts = [r["body"]["messages"][1]["content"] for r in server.requests]
+    return out, prompts, server
+
+
+def _feedback(prompt: str) -> str:
+    return prompt.split("## What the verifier said about your last attempt(s)")[1]
+
+
+def test_over_http_host_maths_on_device_arrays_is_refused_as_on_a_gpu(scripted_session):
+    out, prompts, _ = scripted_session
+    first = out["attempts"][0]
+    assert not first["correct"] and {f["kind"] for f in first["failures"]} == {"runtime_error"}
+    assert "no host arithmetic" in first["failures"][0]["message"]
+    assert "no host arithmetic" in _feedback(prompts[1]) and "Do the maths in a kernel" in _feedback(prompts[1])
+
+
+def test_over_http_no_score_is_past_what_the_floor_allows(scripted_session):
+    """The impossible ratio the host maths claimed: now no attempt scores above naive bytes / floor."""
+    out, _, _ = scripted_session
+    best_possible = 160_092 / (20011 * 4 + 4)
+    scores = [a["score"] for a in out["attempts"] if a["score"] is not None]
+    assert scores and max(scores) <= best_possible
+
+
+def test_over_http_a_compile_error_names_the_kernels_line(scripted_session):
+    out, prompts, _ = scripted_session
+    line = MISINDEXED.splitlines().index("        cuda.atomic.add(out, 0, x[i, 0])") + 1
+    (failure,) = out["attempts"][1]["failures"]
+    assert failure["kind"] == "compile_error" and failure["line"] == line
+    assert "getitem(array(float32, 1d, C)" in failure["message"] and f"line {line}" in _feedback(prompts[2])
+
+
+def test_over_http_an_input_mutation_names_the_array_and_line_once(scripted_session):
+    out, prompts, _ = scripted_session
+    line = MUTATES.splitlines().index("        x[i] = 0") + 1
+    failures = out["attempts"][2]["failures"]
+    assert {f["kind"] for f in failures} == {"input_mutated"}  # the changed second run follows from it
+    assert all(f["array"] == "x" and f["line"] == line for f in failures)
+    said = _feedback(prompts[3])
+    assert "input `x`" in said and f"line {line}" in said and said.count("input_mutated") == 1
+
+
+def test_over_http_a_tie_goes_to_the_later_round(scripted_session):
+    out, _, _ = scripted_session
+    naive, resent = out["attempts"][3], out["attempts"][4]
+    assert naive["correct"] and resent["correct"] and naive["score"] == resent["score"]
+    assert out["best"]["round"] == 5 and out["best"]["code"] == RESENT
+
+
+def test_over_http_a_local_server_gets_a_placeholder_key_and_answers(scripted_session):
+    out, _, server = scripted_session
+    assert all(r["authorization"] == "Bearer sk-no-key-required" for r in server.requests)
+    assert len(server.requests) == len(SCRIPT) and not any(a["error"] for a in out["attempts"])
 
 
 def test_without_a_model_the_cli_says_so_and_shows_the_expert_only_if_policy_allows(tmp_path):

@@ -28,15 +28,41 @@ from typing import Callable
 SYSTEM = """You are an expert CUDA performance engineer writing Numba-CUDA (Python, `from numba import cuda`).
 You make a given kernel faster without changing what it computes. Reply with exactly one complete \
 Python module in one ```python block, then a section headed "Why it is faster" of at most 120 words. \
-Every claim you make is checked by a verifier that runs your code on hidden inputs; code that cheats \
-(caches, host-side maths, reading outputs from earlier runs, skipping work for some shapes) is rejected."""
+A verifier runs your module in a separate process on inputs you never see; the user's message says \
+exactly what it checks and how the score is computed. Only a candidate it passes is kept."""
 
-TASK_RULES = """The candidate contract: a module with its @cuda.jit kernels and one host function \
-`launch(out, *inputs)` that receives device arrays (shapes via .shape), computes launch sizes, may \
-allocate device scratch arrays with cuda.device_array and launches kernels; it returns nothing. \
-Only numba, math and numpy (for dtypes) may be imported. No try/except, no host copies, no numpy \
-maths in launch, no streams, no float16, no module state written at run time. The output arrives \
-filled with NaN; every element must be written. Inputs must not be modified."""
+TASK_RULES = """## The candidate contract
+A module with its @cuda.jit kernels and one host function `launch(out, *inputs)`. launch receives \
+device arrays: it may read their .shape, .size, .ndim and .dtype, take slice views (x[a:b]), pass \
+them to kernels and allocate device scratch with cuda.device_array / cuda.device_array_like; besides \
+kernel launches, written kern[grid, block](args) or kern[grid, block, 0, shared_bytes](args), it may \
+call only len, min, max, int, abs, math.ceil and math.floor. It returns nothing. As on a real GPU, \
+device arrays have no host arithmetic, no numpy functions, no element access and no host copies: \
+every output element must be computed by a kernel. Only numba, math and numpy (for dtypes) may be \
+imported. No try/except, no streams, no float16, no module state written at run time. The output \
+arrives filled with NaN; every element must be written. Inputs must not be modified."""
+
+SIM_SUPPORT = """The simulator runs: cuda.grid/gridsize, threadIdx/blockIdx/blockDim/gridDim/laneid/warpsize, \
+syncthreads (and _count/_and/_or), static and dynamic shared memory (cuda.shared.array(0, dtype) \
+launched as kern[grid, block, 0, nbytes]), cuda.local.array, cuda.const.array_like, cuda.atomic.*, \
+warp shuffles (shfl_sync, shfl_up/down/xor_sync), all/any/ballot_sync, activemask, lanemask_lt, \
+threadfences and the maths intrinsics cuda.fma, popc, clz, ffs, brev, cbrt and selp, plus the \
+math module. It does not run match_any_sync, match_all_sync, eq_sync or cooperative groups."""
+
+STOP_REASONS = {
+    "rounds": "every round of the budget was spent",
+    "time": "the wall-time budget ran out",
+    "tokens": "the token budget ran out",
+    "money": "the money budget ran out",
+    "target": "the best score reached the target",
+    "floor": "the best kernel is at the floor: every input read once, the output written once, so no kernel "
+             "can score higher on this device",
+    "cancelled": "cancelled",
+    "model_error": "the model cannot be called (the same error would repeat)",
+}
+
+# Model-call failures that the next call would repeat word for word: the loop stops on the first.
+REPEATING_ERRORS = {"no_key", "auth", "bad_model", "no_model", "not_found"}
 
 SCORE_LABEL = {"speedup": "speedup (GPU, verified)", "traffic": "global-memory traffic ratio (simulator)"}
 
@@ -60,6 +86,7 @@ class Judgement:
     score_kind: str | None = None    # "speedup" or "traffic"
     timing: dict | None = None
     flags: list = field(default_factory=list)
+    at_floor: bool = False           # the simulator's score cannot improve: traffic at the floor
 
 
 @dataclass
@@ -83,7 +110,9 @@ class Attempt:
     flags: list
     explanation: str
     error: str | None = None          # the model call failed (no candidate)
+    error_kind: str | None = None     # AIError.kind of that failure: no_key, auth, timeout, ...
     at_s: float | None = None         # seconds from the session's start to this verdict
+    at_floor: bool = False            # its traffic is at the task's floor: the score cannot improve
 
     @property
     def trusted(self) -> bool:
@@ -106,6 +135,10 @@ class OptimiseResult:
             return ""
         return "".join(difflib.unified_diff(self.start_code.splitlines(True), self.best.code.splitlines(True),
                                             "yours.py", "optimised.py"))
+
+    def stop_text(self) -> str:
+        """Why the session ended, in words both views print."""
+        return STOP_REASONS.get(self.stop_reason, self.stop_reason)
 
     def totals(self) -> dict:
         return {"rounds": max((a.round for a in self.attempts), default=0),
@@ -138,7 +171,65 @@ class TaskTarget:
 
     def describe(self) -> str:
         t = self.task
-        return f"# Task: {t.title}\n{t.statement.strip()}\n\n{TASK_RULES}"
+        return "\n\n".join([f"# Task: {t.title}\n{t.statement.strip()}", TASK_RULES, self.checks()])
+
+    def checks(self) -> str:
+        """What the verifier does with a candidate, stated as it is done (verify.py): the shapes, the
+        tolerance, the detectors and the score's formula with its numbers. A model told less guesses,
+        and one told more than is checked is invited to cheat."""
+        t = self.task
+        rtol, atol = t.tolerance
+        names = ", ".join(t.data.get("shape_names", [])) or "shape"
+        lines = ["## What the verifier checks", f"Shapes are ({names})."]
+        if self.backend == "gpu":
+            lines.append(f"- On the GPU: fixed shapes {_shapes(t.shapes('gpu'))}, each run twice with fresh random "
+                         "inputs (a second run whose output differs is rejected as nondeterministic).")
+            lines.append("- Beside it, the simulator runs the same module on its own shapes:")
+        lines += self.sim_shape_lines()
+        lines += [f"- Correct means: on every shape every output element within rtol={rtol:g}, atol={atol:g} of a "
+                  "float64 reference, every element written (the output is NaN-filled before each run) and the "
+                  "inputs unchanged.",
+                  "- Every launch on the simulator is traced: a data race, an out-of-bounds index (negative too), "
+                  "a read of shared memory no thread wrote, or a barrier not reached by every thread of a block "
+                  "fails the candidate, with its line."]
+        if self.backend == "gpu":
+            largest = t.largest_shape("gpu")
+            lines += [f"- Timed at the largest shape {largest}: the output is re-poisoned before every timed run "
+                      "and timed runs' outputs are judged too.",
+                      f"- Score: the naive kernel's time over yours, both timed in the same process at {largest}. A "
+                      "speedup above 10x is flagged for review, not trusted."]
+        else:
+            lines += self.score_lines()
+        return "\n".join(lines + ["", SIM_SUPPORT])
+
+    def sim_shape_lines(self) -> list[str]:
+        t = self.task
+        lines = [f"- Simulator: fixed shapes {_shapes(t.shapes('sim'))}, each run twice with fresh random inputs "
+                 "(a second run whose output differs is rejected as nondeterministic)."]
+        if t.scored_shape():
+            lines.append(f"- The scored shape {t.scored_shape()}, run once, on the same inputs at every verification "
+                         "(drawn from a seed you never see).")
+        for rule in t.data.get("sim_random", []):
+            ranges = ", ".join(f"{k} from {v[0]} to {v[1]}" for k, v in rule.items() if k != "not_multiple_of")
+            step = rule.get("not_multiple_of")
+            lines.append(f"- One shape drawn at every verification from a seed you never see: {ranges}"
+                         + (f", never a multiple of {step}." if step else "."))
+        return lines
+
+    def score_lines(self) -> list[str]:
+        naive, scored = self.naive_traffic(), self.task.scored_shape()
+        if not naive:
+            return ["- Score: the naive kernel's bytes of global memory moved over yours (no timing on the "
+                    "simulator)."]
+        shape = tuple(naive["shape"])
+        floor = naive.get("floor") or self.task.floor_bytes(shape)
+        return [f"- Score: bytes of global memory the naive kernel moves at {shape} ({naive['bytes']:,}) over the "
+                f"bytes yours moves there; no timing on the simulator. The floor, every input read once and "
+                f"every output element written once, is {floor:,} bytes: the best possible score is "
+                f"{naive['bytes'] / floor:.2f}x. A candidate that moves fewer bytes than the floor is rejected "
+                "(the answer cannot come from its kernels); one within 1% of it ends the session, since no "
+                "kernel can score higher." + ("" if scored else " (This task has no fixed scored shape: the "
+                                              "largest fixed shape is scored.)")]
 
     def baseline_source(self) -> str:
         return self.task.source("naive")
@@ -153,26 +244,48 @@ class TaskTarget:
         if j.correct and self.backend == "gpu" and j.timing:
             j.score, j.score_kind = float(j.timing["speedup"]), "speedup"
         elif j.correct and verdict.global_bytes:
-            mine = _largest_bytes(verdict.global_bytes)
-            base = self._naive_bytes()
-            if mine and base:
-                j.score, j.score_kind = base / mine, "traffic"
+            mine, base = scored_record(verdict.global_bytes), self.naive_traffic()
+            if mine and base and mine["bytes"] > 0:
+                j.score, j.score_kind = base["bytes"] / mine["bytes"], "traffic"
+                j.timing = {"shape": mine["shape"], "bytes": mine["bytes"], "baseline_bytes": base["bytes"],
+                            "floor_bytes": mine.get("floor")}
+                j.at_floor = at_floor(mine)
         return j
 
-    def _naive_bytes(self):
+    def naive_traffic(self) -> dict | None:
+        """The naive kernel's record at the scored shape, measured once: the scored shape is fixed,
+        so it is the same work every candidate is measured on."""
         if self._baseline_bytes is None:
             from .verify import verify
 
             verdict = verify(self.name, self.task.source("naive"), "sim", timeout=self.timeout)
-            self._baseline_bytes = _largest_bytes(verdict.global_bytes) or 0
-        return self._baseline_bytes
+            self._baseline_bytes = scored_record(verdict.global_bytes) or {}
+        return self._baseline_bytes or None
 
 
-def _largest_bytes(records) -> int | None:
+FLOOR_MARGIN = 0.01  # within 1% of the floor, fewer bytes is not worth another round
+
+
+def scored_record(records) -> dict | None:
+    """The traffic record the score is taken from: the task's scored shape; failing that (a task
+    without `sim_scored`), the largest fixed shape. Never a drawn shape: it differs between runs,
+    so two candidates' bytes there are not the same work."""
     if not records:
         return None
-    best = max(records, key=lambda r: (math.prod(r["shape"]), r["bytes"]))
-    return best["bytes"]
+    scored = [r for r in records if r.get("scored")]
+    if scored:
+        return scored[-1]
+    fixed = [r for r in records if not r.get("drawn")] or records
+    return max(fixed, key=lambda r: (math.prod(r["shape"]), r["bytes"]))
+
+
+def at_floor(record: dict | None) -> bool:
+    floor = (record or {}).get("floor")
+    return bool(floor) and record["bytes"] <= floor * (1 + FLOOR_MARGIN)
+
+
+def _shapes(shapes) -> str:
+    return ", ".join(str(tuple(s)) for s in shapes)
 
 
 class PuzzleTarget:
@@ -275,7 +388,8 @@ def extract_candidate(reply: str, kind: str) -> tuple[str | None, str]:
 
 
 def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
-    """What the verifier found, for the next prompt: the failure, where, by how much."""
+    """What the verifier found, for the next prompt: each kind of failure once, with every line and
+    shape it was seen at, and for a correct candidate what its score is made of."""
     head = f"Round {attempt.round}" + (f" sample {attempt.sample}" if attempt.sample else "")
     if attempt.error:
         return f"{head}: the model call failed ({attempt.error})."
@@ -283,36 +397,60 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
         need = "`launch(out, *inputs)`" if kind == "task" else "`kernel(...)`"
         return f"{head}: no ```python block with a complete module defining {need} was found in your reply."
     if not attempt.correct:
-        lines = [f"{head}: REJECTED by the verifier."]
-        seen = set()
-        for f in attempt.failures:
-            key = (f.get("kind"), f.get("rule"))
-            if key in seen:
-                continue
-            seen.add(key)
-            where = f" on shape {tuple(f['shape'])}" if f.get("shape") else ""
-            where += f" (config {f['config']})" if f.get("config") else ""
-            err = f"; max error {f['max_error']:.3g}" if f.get("max_error") is not None else ""
-            rule = f"/{f['rule']}" if f.get("rule") else ""
-            lines.append(f"- {f.get('kind')}{rule}{where}: {_trim(f.get('message', ''))}{err}")
-            if len(seen) >= 5:
-                break
-        return "\n".join(lines)
+        return "\n".join([f"{head}: REJECTED by the verifier."] + failure_lines(attempt.failures))
     text = f"{head}: CORRECT."
     if attempt.score is not None:
         text += f" {SCORE_LABEL[attempt.score_kind]}: {attempt.score:.2f}x"
-    if attempt.timing and "ms" in attempt.timing:
-        text += f" ({attempt.timing['ms']:.4f} ms vs baseline {attempt.timing.get('baseline_ms', 0):.4f} ms)"
+    t = attempt.timing or {}
+    if "ms" in t:
+        text += f" ({t['ms']:.4f} ms vs baseline {t.get('baseline_ms', 0):.4f} ms)"
+    if "bytes" in t:
+        text += (f" ({t['bytes']:,} bytes moved at the scored shape {tuple(t.get('shape') or ())}; the naive "
+                 f"kernel moves {t.get('baseline_bytes', 0):,}" + (f", the floor is {t['floor_bytes']:,}"
+                                                                    if t.get("floor_bytes") else "") + ")")
     for flag in attempt.flags:
         text += f"\n- flagged: {flag}"
+    if attempt.at_floor:
+        return text + ("\nThis is the floor: every input read once and the output written once. No kernel can "
+                       "score higher on this device; the session stops here.")
     if best is not None and best is not attempt and best.score is not None:
-        text += f"\nBest so far: round {best.round}, {best.score:.2f}x. Beat it."
+        if best.at_floor:
+            text += f"\nBest so far: round {best.round}, {best.score:.2f}x, at the floor: it cannot be beaten here."
+        else:
+            text += f"\nBest so far: round {best.round}, {best.score:.2f}x. Beat it."
     return text
 
 
-def _trim(message: str, limit: int = 400) -> str:
+def failure_lines(failures: list, groups: int = 5) -> list[str]:
+    """One item per (kind, rule): its first message whole, then every distinct line and shape of
+    the same failure, so a second location (the next tile's load) is not hidden by the first."""
+    order: dict = {}
+    for f in failures:
+        order.setdefault((f.get("kind"), f.get("rule")), []).append(f)
+    out = []
+    for (kind, rule), same in list(order.items())[:groups]:
+        first = same[0]
+        lines = sorted({f["line"] for f in same if isinstance(f.get("line"), int)})
+        shapes = list(dict.fromkeys(f["config"] for f in same if f.get("config")))
+        where = f" at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines else ""
+        where += f" on {', '.join(shapes)}" if shapes else ""
+        err = [d.get("max_error") for d in first.get("details", []) if isinstance(d, dict) and d.get("max_error")]
+        err = f"; max error {err[0]:.3g}" if err else ""
+        more = f" ({len(same)} occurrences)" if len(same) > 1 else ""
+        out.append(f"- {kind}{'/' + rule if rule else ''}{where}{more}: {_trim(first.get('message', ''))}{err}")
+    if len(order) > groups:
+        out.append(f"- ... and {len(order) - groups} more kind(s) of failure")
+    return out
+
+
+def _trim(message: str, limit: int = 600) -> str:
+    """Whole sentences up to `limit`; the first sentence always whole, however long."""
     message = " ".join(message.split())
-    return message if len(message) <= limit else message[:limit] + " ..."
+    if len(message) <= limit:
+        return message
+    ends = [m.end() for m in re.finditer(r"[.:;!?](?=\s)", message)]
+    cut = max([e for e in ends if e <= limit], default=ends[0] if ends else len(message))
+    return message[:cut] + (" ..." if cut < len(message) else "")
 
 
 def save_new(path: Path, text: str) -> Path:
@@ -329,8 +467,8 @@ def save_new(path: Path, text: str) -> Path:
 
 def device_text(backend: str) -> str:
     if backend != "gpu":
-        return ("Judged on gpu-tutor's CPU simulator: correctness, races and global memory moved per launch; "
-                "no timing. Fewer bytes moved from global memory scores higher.")
+        return ("gpu-tutor's CPU simulator: it traces every thread's accesses and counts the bytes of global "
+                "memory each launch moves; it has no clock, so nothing is timed.")
     import subprocess
 
     try:
@@ -380,14 +518,27 @@ def _hash(text: str) -> str:
 
 
 def better(a: Attempt, b: Attempt | None) -> bool:
-    """Is a a better verified candidate than b? Trusted (unflagged) beats flagged; then score."""
+    """Is a (the later attempt) a better verified candidate than b? Trusted (unflagged) beats
+    flagged; then the higher score; on a tie, the score measured at the larger shape, then the
+    later round (the model built on what it was shown)."""
     if not a.correct:
         return False
     if b is None:
         return True
     if a.trusted != b.trusted:
         return a.trusted
-    return (a.score or 0.0) > (b.score or 0.0)
+    sa, sb = a.score or 0.0, b.score or 0.0
+    if not math.isclose(sa, sb, rel_tol=1e-9, abs_tol=1e-12):
+        return sa > sb
+    size_a, size_b = _scored_size(a), _scored_size(b)
+    if size_a != size_b:
+        return size_a > size_b
+    return (a.round, a.sample) >= (b.round, b.sample)
+
+
+def _scored_size(attempt: Attempt) -> int:
+    shape = (attempt.timing or {}).get("shape")
+    return math.prod(shape) if isinstance(shape, list) and all(isinstance(v, int) for v in shape) else 0
 
 
 def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Path | None = None,
@@ -430,12 +581,12 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                 stream = ChatStream(settings, messages, cancel=cancel, max_tokens=max(settings.max_tokens, 4000))
                 for delta in stream:
                     on_event("delta", delta)
-                reply, error = stream.text, None
+                reply, error, error_kind = stream.text, None, None
             except Cancelled:
                 stop = "cancelled"
                 break
             except AIError as e:
-                reply, error = "", e.message
+                reply, error, error_kind = "", e.message, e.kind
             usage = stream.usage if stream is not None else None
             code, explanation = extract_candidate(reply, target.kind) if not error else (None, "")
             judgement = None
@@ -453,14 +604,15 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                 failures=judgement.failures if judgement else [], score=judgement.score if judgement else None,
                 score_kind=judgement.score_kind if judgement else None,
                 timing=judgement.timing if judgement else None, flags=judgement.flags if judgement else [],
-                explanation=explanation, error=error, at_s=round(time.monotonic() - started, 3))
+                explanation=explanation, error=error, error_kind=error_kind, at_s=round(time.monotonic() - started, 3),
+                at_floor=bool(judgement and judgement.correct and judgement.at_floor))
             attempts.append(attempt)
             this_round.append(attempt)
             if better(attempt, best):
                 best = attempt
             log.write({"event": "attempt", **asdict(attempt)})
             on_event("attempt", attempt)
-            if error and ("key" in error or "not a litellm model" in error):
+            if error_kind in REPEATING_ERRORS:
                 stop = "model_error"  # the same call will fail the same way: do not spend the budget
                 break
         feedback = [feedback_for(a, best, target.kind) for a in this_round] or feedback
@@ -476,6 +628,8 @@ def _spent(budget: Budget, attempts, round_no, started, best, cancel) -> str | N
         return "cancelled"
     if budget.target is not None and best is not None and best.trusted and (best.score or 0) >= budget.target:
         return "target"
+    if best is not None and best.trusted and best.at_floor:
+        return "floor"  # no candidate can score higher on this device: more rounds would be spent for nothing
     if round_no >= budget.rounds:
         return "rounds"
     if time.monotonic() - started >= budget.wall_s:

@@ -62,6 +62,26 @@ class Task:
         names = list(self.data.get("shape_names", []))
         return [_draw_shape(self.name, names, rule, rng) for rule in self.data.get("sim_random", [])]
 
+    def scored_shape(self) -> tuple | None:
+        """Where the simulator's traffic score is taken (`sim_scored`): one fixed shape, so the
+        baseline and every candidate are measured on the same work. None when the task has none."""
+        s = self.data.get("sim_scored")
+        if s is None:
+            return None
+        return tuple(s) if isinstance(s, (list, tuple)) else (s,)
+
+    def floor_bytes(self, shape) -> int:
+        """The fewest bytes of global memory any correct kernel moves at `shape`: every input read
+        once and every output element written once. Our tasks need every input element (a
+        reduction, a row statistic, every key of some query), so fewer is impossible."""
+        import math
+
+        import numpy as np
+
+        inputs = self.module("inputs")
+        made = inputs.make_inputs(np.random.default_rng(0), tuple(shape))
+        return sum(int(np.asarray(x).nbytes) for x in made) + 4 * math.prod(inputs.output_shape(tuple(shape)))
+
     def largest_shape(self, backend: str = "gpu") -> tuple:
         """The shape with the most elements: where timing means bandwidth, not launch overhead."""
         import math

@@ -14,6 +14,7 @@ import contextlib
 import os
 import threading
 import time
+import zlib
 
 import numpy as np
 
@@ -126,29 +127,39 @@ class _Judge:
             self.child.end_request()
 
     def cases(self, verdict: Verdict) -> None:
-        for shape, repeat in self.shapes():
-            failures = self.case(shape, verdict, repeat=repeat)
+        for shape, repeat, role in self.shapes():
+            failures = self.case(shape, verdict, repeat=repeat, role=role)
             verdict.failures += failures
             if any(f.kind in ("compile_error", "runtime_error") for f in failures):
                 break
 
-    def shapes(self) -> list[tuple[tuple, int]]:
-        """(shape, runs) of each case: the task's fixed shapes, cycled to MIN_CASES cases with fresh
-        inputs each time, each run twice (a second run that differs is nondeterminism); then on our
-        simulator the shapes drawn here from the task's `sim_random` rules: past every tile and window
-        a kernel might assume, from a seed the candidate never sees, new at every verification. A
-        drawn shape runs once: the simulator is deterministic and its detectors judge that run's
-        trace, so a second run would double the largest case's cost and could find nothing new."""
-        drawn = self.task.random_shapes(self.rng) if self.backend == "sim" else []
+    def shapes(self) -> list[tuple[tuple, int, str]]:
+        """(shape, runs, role) of each case, role "fixed", "scored" or "drawn": the task's fixed shapes, cycled to MIN_CASES cases with
+        fresh inputs each time, each run twice (a second run that differs is nondeterminism); then on
+        our simulator the scored shape (`sim_scored`: fixed, so the baseline and every candidate are
+        measured on the same work) and the shapes drawn here from the task's `sim_random` rules: past
+        every tile and window a kernel might assume, from a seed the candidate never sees, new at
+        every verification. The scored and drawn shapes run once: the simulator is deterministic and
+        its detectors judge that run's trace, so a second run would double the largest cases' cost
+        and could find nothing new."""
+        sim = self.backend == "sim"
+        drawn = self.task.random_shapes(self.rng) if sim else []
+        scored = [self.task.scored_shape()] if sim and self.task.scored_shape() else []
         fixed = self.task.shapes(self.backend)
-        n = max(MIN_CASES - len(drawn), len(fixed)) if fixed else 0
-        return [(fixed[i % len(fixed)], 2) for i in range(n)] + [(shape, 1) for shape in drawn]
+        n = max(MIN_CASES - len(drawn) - len(scored), len(fixed)) if fixed else 0
+        return ([(fixed[i % len(fixed)], 2, "fixed") for i in range(n)] + [(shape, 1, "scored") for shape in scored]
+                + [(shape, 1, "drawn") for shape in drawn])
 
-    def case(self, shape, verdict: Verdict, repeat: int = 2) -> list[Failure]:
+    def case(self, shape, verdict: Verdict, repeat: int = 2, role: str = "fixed") -> list[Failure]:
         where = f"shape {tuple(shape)}"
-        inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
+        # The scored shape's inputs are the same at every verification (a fixed seed of the task's
+        # name): where the work depends on the data (attention_document's documents) the baseline and
+        # every candidate must be measured on the same inputs too, or the score is partly the draw.
+        rng = np.random.default_rng(zlib.crc32(self.task.name.encode())) if role == "scored" else self.rng
+        inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(rng, shape)]
         expected = np.asarray(self.reference.reference(*[x.astype(np.float64) for x in inputs]))
         out_shape = tuple(self.inputs_mod.output_shape(shape))
+        names = [spec["name"] for spec in self.task.data.get("inputs", [])]
         try:
             records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": repeat}, inputs)
         except ChildFailed as e:
@@ -161,50 +172,77 @@ class _Judge:
             return failures + [Failure(kind="runtime_error", config=where, message="the candidate's process "
                                                                                   "answered without its outputs")]
         got, again, after = arrays[0], arrays[repeat - 1], arrays[repeat:]
-        failures += self.plausible(records, out_shape, where)
-        failures += self.compare(inputs, after, got, again, expected, where)
-        if records.get("moved") is not None:
-            verdict.global_bytes.append({"shape": list(shape), "bytes": int(records["moved"])})
+        floor = sum(int(x.nbytes) for x in inputs) + int(np.prod(out_shape)) * 4
+        judged = self.compare(inputs, after, got, again, expected, where, records.get("writes", {}), names)
+        # the floor only judges an answer that is right (a wrong one moves less for being wrong)
+        failures += self.plausible(records, floor if not judged else 0, where) + judged
+        if isinstance(records.get("moved"), int):
+            verdict.global_bytes.append({"shape": list(shape), "bytes": int(records["moved"]), "floor": floor,
+                                         "scored": role == "scored", "drawn": role == "drawn"})
         verdict.configs[-1].passed = not failures
         return failures
 
-    def plausible(self, records, out_shape, where) -> list[Failure]:
-        """The child's records are claims: a verification that launched nothing, or moved fewer bytes
-        than its output holds, did not happen the way it says."""
+    def plausible(self, records, floor, where) -> list[Failure]:
+        """The child's records are claims. A verification that launched nothing did not happen the way
+        it says; one that moved fewer bytes of global memory than the floor (every input read once,
+        the output written once) computed the answer somewhere no kernel can: on the host, or from
+        something the records do not show."""
         if self.backend != "sim":
             return []
-        out_bytes = int(np.prod(out_shape)) * 4
         if not records.get("launches"):
             return [Failure(kind="runtime_error", config=where, message=f"launch() launched no kernel ({where}): "
                                                                        "every output must be written by a kernel")]
         moved = records.get("moved")
-        if not isinstance(moved, int) or moved < out_bytes:
-            return [Failure(kind="runtime_error", config=where, message=(
-                f"the records say {moved} bytes of global memory moved, fewer than the {out_bytes:,} bytes the "
-                f"output holds ({where}): they were tampered with or the kernels did not run"))]
+        if not isinstance(moved, int) or moved < floor:
+            return [Failure(kind="implausible", config=where, message=(
+                f"the kernels moved {moved:,} bytes of global memory, fewer than the {floor:,} bytes any correct "
+                f"kernel moves ({where}: every input read once, the output written once); the answer cannot "
+                "have been computed by these kernels" if isinstance(moved, int) else
+                f"the records of what ran are malformed ({where})"))]
         return []
 
-    def compare(self, inputs, after, got, again, expected, where) -> list[Failure]:
-        out = []
-        if any(a.shape != b.shape or not np.array_equal(a, b, equal_nan=True) for a, b in zip(inputs, after)):
-            out.append(Failure(kind="input_mutated", config=where, message=f"the candidate wrote into its inputs ({where})"))
+    def compare(self, inputs, after, got, again, expected, where, writes=None, names=()) -> list[Failure]:
+        """Inputs left as they were, then the output. A wrong output after a write into an input
+        follows from it (the reference saw the input unchanged): it is told inside that failure, not
+        as a second one to chase."""
+        mutated = [self.mutation(i, a, b, where, (writes or {}).get(str(i)), names)
+                   for i, (a, b) in enumerate(zip(inputs, after))
+                   if not (a.shape == b.shape and np.array_equal(a, b, equal_nan=True))]
+        output = self.output(got, again, expected, where)
+        if mutated and output:
+            first = mutated[0]
+            first.message += " Following from it: " + "; ".join(f.message for f in output)
+            first.details = [d for f in output for d in f.details]
+            return mutated
+        return mutated + output
+
+    def mutation(self, i, before, after, where, seen, names) -> Failure:
+        name = names[i] if i < len(names) else f"input {i + 1}"
+        cells = f"{int((before != after).sum())} cell(s) of " if before.shape == after.shape else ""
+        line = seen.get("line") if isinstance(seen, dict) and isinstance(seen.get("line"), int) else None
+        at = f", first at line {line} (kernel `{seen.get('kernel', '?')}`)" if line is not None else ""
+        return Failure(kind="input_mutated", config=where, array=name, line=line, message=(
+            f"the candidate wrote into {cells}its input `{name}`{at} ({where}): inputs are read-only; "
+            "keep intermediate values in a scratch array from cuda.device_array."))
+
+    def output(self, got, again, expected, where) -> list[Failure]:
         if got.shape != expected.shape:
-            return out + [Failure(kind="wrong_shape", config=where,
-                                  message=f"out has shape {got.shape}, expected {expected.shape} ({where})")]
+            return [Failure(kind="wrong_shape", config=where,
+                            message=f"out has shape {got.shape}, expected {expected.shape} ({where})")]
         if not np.isfinite(got).all():
             bad = int((~np.isfinite(got)).sum())
-            return out + [Failure(kind="not_finite", config=where, message=(
+            return [Failure(kind="not_finite", config=where, message=(
                 f"{bad} output cell(s) are NaN or infinite: not written, or overflowed ({where})"))]
         wrong = self.wrong(got, expected, where)
         if wrong is not None:
-            return out + [wrong]
+            return [wrong]
         if again is got:
-            return out
+            return []
         if again.shape != got.shape or not np.allclose(again, got, rtol=self.rtol, atol=self.atol, equal_nan=False):
-            out.append(Failure(kind="nondeterministic", config=where, message=(
+            return [Failure(kind="nondeterministic", config=where, message=(
                 f"a second run on the same inputs gave different results ({where}): look for a missing barrier "
-                "or a race")))
-        return out
+                "or a race"))]
+        return []
 
     def wrong(self, got, expected, where) -> Failure | None:
         err = np.abs(got.astype(np.float64) - expected)
@@ -263,7 +301,16 @@ class _Judge:
 
 
 def _failure(d: dict, where: str | None = None) -> Failure:
-    """A failure the child reported, as the engine's Failure (an unknown kind becomes an error)."""
+    """A failure the child reported, as the engine's Failure (an unknown kind becomes an error). Its
+    location is kept only where it has the type a location has: the child is not trusted."""
     kind = d.get("kind") if d.get("kind") in KINDS else "runtime_error"
-    line = d.get("line") if isinstance(d.get("line"), int) else None
-    return Failure(kind=kind, message=str(d.get("message", "")), line=line, config=where)
+    f = Failure(kind=kind, message=str(d.get("message", "")), config=where)
+    if isinstance(d.get("line"), int) and not isinstance(d.get("line"), bool):
+        f.line = d["line"]
+    if isinstance(d.get("array"), str):
+        f.array = d["array"][:100]
+    for key in ("block", "thread", "other_thread", "index"):
+        value = d.get(key)
+        if isinstance(value, list) and len(value) <= 8 and all(isinstance(v, int) for v in value):
+            setattr(f, key, tuple(value))
+    return f

@@ -98,47 +98,75 @@ def _run_sim(state, inputs, out_shape, repeat):
 
 def _run_sim_uncollected(state, inputs, out_shape, repeat):
     from ..engine.compile import compile_launches
+    from ..engine.devicearray import DeviceArray
     from ..engine.sim import records
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
+
+    def handles(out, arrays):  # what launch() holds, as on a GPU: sizes and kernels, no host maths
+        return [DeviceArray(out, "out")] + [DeviceArray(x, f"input:{i}") for i, x in enumerate(arrays)]
+
     with records(cuda, record_only=True) as planned:  # what would launch, and with which types
-        launch(np.full(out_shape, np.nan, dtype=np.float32), *[x.copy() for x in inputs])
+        launch(*handles(np.full(out_shape, np.nan, dtype=np.float32), [x.copy() for x in inputs]))
     fresh = [k for k in dict.fromkeys(planned.launches) if k not in state["compiled"]]
     if fresh:
         failures = compile_launches(state["source"], FILENAME, fresh)
         if failures:  # not one line of a kernel the compiler refuses ever runs
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
-    outs, issues, moved, launched = [], [], 0, 0
+    outs, issues, moved, launched, writes = [], [], 0, 0, {}
     for n in range(repeat):
         out = np.full(out_shape, np.nan, dtype=np.float32)
         with records(cuda, trace_local=False) as done:  # no one reads these traces thread by thread
-            launch(out, *inputs)
+            launch(*handles(out, inputs))
         if any(k not in state["compiled"] for k in done.launches):
             issues.append({"kind": "runtime_error", "message": "launch() launched a kernel it did not launch "
                                                                "when it was planned; it must depend on sizes only"})
         outs.append(out)
         if n == 0:  # the first run's records; the repeat is judged by its output alone
-            moved, found = _judge_traces(done.traces)
+            moved, found, writes = _judge_traces(done.traces, [k[0] for k in done.launches])
             launched = len(done.launches)
             issues += found
-    return {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True}, outs + list(inputs)
+    return ({"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes},
+            outs + list(inputs))
 
 
-def _judge_traces(traces):
+_WHERE = ("line", "block", "thread", "array", "index", "other_thread")
+
+
+def _judge_traces(traces, kernels=()):
+    """(global bytes moved, failures with their line, block, thread and array, the first write into
+    each input: {input index: {"line", "kernel"}})."""
     from ..engine import detect
-    from ..engine.trace import GLOBAL, OOB_READ, OOB_WRITE
+    from ..engine.trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, WRITE
 
-    moved, found = 0, []
-    for trace, failures in traces:
-        found += [{"kind": f["kind"], "message": f["message"]} for f in failures]
+    moved, found, writes = 0, [], {}
+    for n, (trace, failures) in enumerate(traces):
+        found += [_issue(f) for f in failures]
         spaces = [a.space for a in trace.arrays]
         sizes = [np.dtype(a.dtype).itemsize for a in trace.arrays]
         moved += sum(sizes[e[2]] for e in trace.events
                      if spaces[e[2]] == GLOBAL and e[1] not in (OOB_READ, OOB_WRITE))
-        found += [{"kind": f.kind, "message": f.message} for f in detect.find_all(trace, None)]
-    return moved, found
+        inputs = {aid: int(role.split(":")[1]) for aid, role in enumerate(trace.roles or [])
+                  if isinstance(role, str) and role.startswith("input:")}
+        if inputs:
+            for e in trace.events:
+                if e[1] in (WRITE, ATOMIC) and e[2] in inputs and str(inputs[e[2]]) not in writes:
+                    writes[str(inputs[e[2]])] = {"line": e[5], "kernel": kernels[n] if n < len(kernels) else "?"}
+        found += [_issue(f) for f in detect.find_all(trace, None)]
+    return moved, found, writes
+
+
+def _issue(f) -> dict:
+    """A failure as the parent's wire carries it: plain values, its location kept."""
+    get = f.get if isinstance(f, dict) else lambda k, d=None: getattr(f, k, d)
+    out = {"kind": get("kind"), "message": get("message")}
+    for key in _WHERE:
+        value = get(key)
+        if value is not None:
+            out[key] = list(value) if isinstance(value, tuple) else value
+    return out
 
 
 def time_on_gpu(state: dict, request: dict, arrays: list):
