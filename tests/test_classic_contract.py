@@ -3,14 +3,20 @@ fixed configs (input shapes; threads; blocks) and per-thread budgets."""
 
 import pytest
 
+# The first seven had no budget; a thread that looped over the whole array then passed them without
+# the one-thread-per-element idea they teach. Their budgets are what the canonical answers use.
+ONE_PER_THREAD = {"global_reads": 1, "global_writes": 1}
+TWO_IN_ONE_OUT = {"global_reads": 2, "global_writes": 1}
+
 CONTRACT = {
-    "map": ("out a", {}, [({"a": (4,)}, {}, (4,), (1,))], {}),
-    "zip": ("out a b", {}, [({"a": (4,), "b": (4,)}, {}, (4,), (1,))], {}),
-    "guard": ("out a size", {}, [({"a": (4,)}, {"size": 4}, (8,), (1,))], {}),
-    "map2d": ("out a size", {}, [({"a": (2, 2)}, {"size": 2}, (3, 3), (1, 1))], {}),
-    "broadcast": ("out a b size", {}, [({"a": (2, 1), "b": (1, 2), "out": (2, 2)}, {"size": 2}, (3, 3), (1, 1))], {}),
-    "blocks": ("out a size", {}, [({"a": (9,)}, {"size": 9}, (4,), (3,))], {}),
-    "blocks2d": ("out a size", {}, [({"a": (5, 5)}, {"size": 5}, (3, 3), (2, 2))], {}),
+    "map": ("out a", {}, [({"a": (4,)}, {}, (4,), (1,))], ONE_PER_THREAD),
+    "zip": ("out a b", {}, [({"a": (4,), "b": (4,)}, {}, (4,), (1,))], TWO_IN_ONE_OUT),
+    "guard": ("out a size", {}, [({"a": (4,)}, {"size": 4}, (8,), (1,))], ONE_PER_THREAD),
+    "map2d": ("out a size", {}, [({"a": (2, 2)}, {"size": 2}, (3, 3), (1, 1))], ONE_PER_THREAD),
+    "broadcast": ("out a b size", {}, [({"a": (2, 1), "b": (1, 2), "out": (2, 2)}, {"size": 2}, (3, 3), (1, 1))],
+                  TWO_IN_ONE_OUT),
+    "blocks": ("out a size", {}, [({"a": (9,)}, {"size": 9}, (4,), (3,))], ONE_PER_THREAD),
+    "blocks2d": ("out a size", {}, [({"a": (5, 5)}, {"size": 5}, (3, 3), (2, 2))], ONE_PER_THREAD),
     "shared": ("out a size", {"TPB": 4}, [({"a": (8,)}, {"size": 8}, (4,), (2,))],
                {"global_reads": 1, "global_writes": 1}),
     "pooling": ("out a size", {"TPB": 8}, [({"a": (8,)}, {"size": 8}, (8,), (1,))],

@@ -183,8 +183,16 @@ def _unclosed_fence(root):
     return "map2d", ["map2d: lesson.md: has an unclosed ``` code block"]
 
 
+def _reference_skips_the_technique(root):
+    """A [require] table is judged on the reference too: one that only copies fails it."""
+    (root / "shared" / "reference.py").write_text(
+        "from numba import cuda\n\nTPB = 4\n\n\n@cuda.jit\ndef kernel(out, a, size):\n    i = cuda.grid(1)\n"
+        "    if i < size:\n        out[i] = a[i] + 10\n", encoding="utf-8")
+    return "shared", ["shared: reference.py does not pass on sim", "read nothing from shared memory"]
+
+
 @pytest.mark.parametrize("breakage", [_leak, _starter_is_the_reference, _reference_bug, _wrong_constant,
-                                      _unclosed_fence])
+                                      _unclosed_fence, _reference_skips_the_technique])
 def test_content_check_reports_a_broken_puzzle(content_copy, breakage):
     pid, expected = breakage(content_copy)
     code, text = check([pid])
@@ -220,3 +228,28 @@ def test_a_5000_deep_array_in_puzzle_content_is_a_content_error_naming_the_file(
         load_catalog(content_copy).get("map")
     assert str(caught.value) == (f"{path}: arrays or tables are nested too deeply (thousands of levels) to be read; "
                                  "write the values out flat")
+
+
+@pytest.mark.parametrize("table,words", [
+    ('[require]\nshared = "sometimes"\n', "[require] shared = 'sometimes' must be one of 'after_barrier', "
+                                            "'from_other_threads'"),
+    ('[require]\nout_cell_writes_per_block = 0\n', "[require] out_cell_writes_per_block = 0 must be a whole number"),
+    ('[require]\ncoalesced = "yes"\n', "[require] coalesced = 'yes' must be true or false"),
+    ('[require]\nbarriers = 2\n', "[require] barriers is not a requirement (shared, out_cell_writes_per_block, "
+                                    "coalesced)"),
+])
+def test_a_malformed_require_table_is_a_content_error_naming_the_file_and_key(content_copy, table, words):
+    path = content_copy / "dot" / "puzzle.toml"
+    edit(path, "[require]\n", "[old_require]\n")
+    edit(path, "[[configs]]", table + "\n[[configs]]")
+    with pytest.raises(ContentError) as caught:
+        load_catalog(content_copy).get("dot")
+    assert str(caught.value).startswith("dot/puzzle.toml: ") and words in str(caught.value)
+
+
+def test_requiring_shared_memory_with_a_shared_budget_of_zero_is_a_static_defect(catalog):
+    warp = catalog.get("warp_reduce")
+    assert warp.budget["shared_size"] == 0
+    broken = dataclasses.replace(warp, require={**warp.require, "shared": "after_barrier"})
+    assert static_defects(broken) == ["puzzle.toml: [require] shared asks for shared memory, but [budget] "
+                                      "shared_size is 0 in config '32 values, one warp'"]

@@ -2,8 +2,9 @@
 
 A defect anywhere makes the command exit 1 and says which puzzle, which file and what is wrong:
 the manifest and folders parse; the reference passes every config (fixed and random, on the chosen
-backend); the starter does not pass; the starter and the reference declare the puzzle's constants;
-no hint repeats a line of the reference; every lesson parses as Markdown.
+backend, with the puzzle's [require] table judged too); the starter does not pass; the starter and
+the reference declare the puzzle's constants; no hint repeats a line of the reference; no
+requirement contradicts a budget; every lesson parses as Markdown.
 """
 
 from __future__ import annotations
@@ -81,7 +82,19 @@ def static_defects(puzzle: Puzzle) -> list[str]:
     defects += [f"learned.md: {p}" for p in markdown_problems(puzzle.learned, need_title=False)]
     if len(puzzle.hints) < 3:
         defects.append("puzzle.toml: fewer than 3 hint levels")
+    defects += requirement_conflicts(puzzle)
     return defects
+
+
+def requirement_conflicts(puzzle: Puzzle) -> list[str]:
+    """[require] against [budget]: a requirement the budget makes impossible."""
+    if not puzzle.require.get("shared") or "shared_size" not in puzzle.budget:
+        return []
+    for config in puzzle.configs:
+        if puzzle.budget_for(config)["shared_size"] < 1:
+            return [f"puzzle.toml: [require] shared asks for shared memory, but [budget] shared_size is 0 "
+                    f"in config '{config.name}'"]
+    return []
 
 
 def hint_leaks(puzzle: Puzzle) -> list[tuple[int, str]]:

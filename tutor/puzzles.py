@@ -65,6 +65,8 @@ class Puzzle:
     configs: list[LaunchConfig]
     folder: Path
     tolerance: float = 1e-5
+    # what a passing kernel must also do, judged on its trace (FORMAT.md [require]); empty: nothing
+    require: dict = field(default_factory=dict)
 
     # -- files ----------------------------------------------------------------------------------
     def read(self, name: str) -> str:
@@ -220,6 +222,7 @@ def load_puzzle(folder: Path, track: str = "") -> Puzzle:
     for key in budget:
         if key not in ("global_reads", "global_writes", "shared_size"):
             raise ContentError(f"{where}: [budget] {key} is not a budget (global_reads, global_writes, shared_size)")
+    require = _requirements(data.get("require", {}), where)
     configs = [_config(c, c.get("name", f"fixed config {i}"), f"{where} configs[{i}]")
                for i, c in enumerate(data["configs"])]
     if not configs:
@@ -231,11 +234,31 @@ def load_puzzle(folder: Path, track: str = "") -> Puzzle:
     puzzle = Puzzle(
         id=pid, title=data["title"], summary=data.get("summary", ""), track=track, signature=signature,
         constants=constants, budget=budget, hints=hints, configs=configs, folder=folder,
-        tolerance=float(data.get("tolerance", 1e-5)),
+        tolerance=float(data.get("tolerance", 1e-5)), require=require,
     )
     for c in configs:  # expressions must evaluate
         puzzle.budget_for(c)
     return puzzle
+
+
+SHARED_USES = ("after_barrier", "from_other_threads")
+REQUIREMENTS = ("shared", "out_cell_writes_per_block", "coalesced")
+
+
+def _requirements(raw, where: str) -> dict:
+    """The [require] table, checked: each key known, each value of its kind."""
+    if not isinstance(raw, dict):
+        raise ContentError(f"{where}: [require] must be a table, got {raw!r}")
+    for key, value in raw.items():
+        if key not in REQUIREMENTS:
+            raise ContentError(f"{where}: [require] {key} is not a requirement ({', '.join(REQUIREMENTS)})")
+        if key == "shared" and value not in SHARED_USES:
+            raise ContentError(f"{where}: [require] shared = {value!r} must be one of {', '.join(map(repr, SHARED_USES))}")
+        if key == "out_cell_writes_per_block" and (type(value) is not int or value < 1):
+            raise ContentError(f"{where}: [require] out_cell_writes_per_block = {value!r} must be a whole number, 1 or more")
+        if key == "coalesced" and type(value) is not bool:
+            raise ContentError(f"{where}: [require] coalesced = {value!r} must be true or false")
+    return dict(raw)
 
 
 def _config(raw: dict, name: str, where: str, random: bool = False) -> LaunchConfig:

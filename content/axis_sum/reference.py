@@ -10,14 +10,16 @@ def kernel(out, a, size):
     row = cuda.blockIdx.y      # one block per row
     col = cuda.threadIdx.x     # one thread per column
 
-    # Load this row into the block's shared memory; missing columns are 0.
+    # Load this row into the block's shared memory;
+    # missing columns are 0.
     if col < size:
         cache[col] = a[row, col]
     else:
         cache[col] = 0
     cuda.syncthreads()
 
-    # Tree reduction along the row, exactly as for a 1D block sum.
+    # Tree reduction along the row, exactly as for a
+    # 1D block sum.
     stride = TPB // 2
     while stride > 0:
         if col < stride:

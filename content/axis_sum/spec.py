@@ -11,7 +11,7 @@ def random_config(rng):
     rows = int(rng.integers(1, 7))
     size = int(rng.integers(1, 9))
     return {
-        "name": f"{rows} rows of {size}",
+        "name": f"{rows} row{'' if rows == 1 else 's'} of {size}",
         "threads": [8],
         "blocks": [1, rows],
         "shapes": {"out": [rows, 1], "a": [rows, size]},

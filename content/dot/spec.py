@@ -10,7 +10,7 @@ def random_config(rng):
     """Any length from 1 to 8, always one block of 8 threads and a single output cell."""
     size = int(rng.integers(1, 9))
     return {
-        "name": f"{size} elements",
+        "name": f"{size} element{'' if size == 1 else 's'}",
         "threads": [8],
         "blocks": [1],
         "shapes": {"out": [1], "a": [size], "b": [size]},

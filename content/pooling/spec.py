@@ -13,7 +13,7 @@ def random_config(rng):
     """Any length from 1 to 8, one block of 8 threads."""
     size = int(rng.integers(1, 9))
     return {
-        "name": f"{size} elements",
+        "name": f"{size} element{'' if size == 1 else 's'}",
         "threads": [8],
         "blocks": [1],
         "shapes": {"out": [size], "a": [size]},

@@ -10,18 +10,22 @@ def kernel(out, a, size):
     i = cuda.grid(1)
     local_i = cuda.threadIdx.x
 
-    # Load this block's stretch of a; threads past the end contribute 0.
+    # Load this block's stretch of a; threads past the
+    # end contribute 0.
     if i < size:
         cache[local_i] = a[i]
     else:
         cache[local_i] = 0
     cuda.syncthreads()
 
-    # Tree reduction (TPB is a power of two): fold the upper half of the
-    # active cells onto the lower half, halving the stride each step.
-    # In one step the written cells (below stride) and the cells read by
-    # other threads (stride and up) never overlap, so there is no race;
-    # the barrier at the end of each step orders it before the next.
+    # Tree reduction (TPB is a power of two): fold the
+    # upper half of the active cells onto the lower
+    # half, halving the stride each step.
+    # In one step the written cells (below stride) and
+    # the cells read by other threads (stride and up)
+    # never overlap, so there is no race; the barrier
+    # at the end of each step orders it before the
+    # next.
     stride = TPB // 2
     while stride > 0:
         if local_i < stride:
@@ -29,6 +33,7 @@ def kernel(out, a, size):
         cuda.syncthreads()
         stride //= 2
 
-    # Cell 0 now holds the block's total; one thread writes it.
+    # Cell 0 now holds the block's total; one thread
+    # writes it.
     if local_i == 0:
         out[cuda.blockIdx.x] = cache[0]

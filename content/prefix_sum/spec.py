@@ -14,7 +14,7 @@ def random_config(rng):
     size = int(rng.integers(1, 41))
     blocks = (size + TPB - 1) // TPB
     return {
-        "name": f"{size} elements, {blocks} block(s)",
+        "name": f"{size} element{'' if size == 1 else 's'}, {blocks} block{'' if blocks == 1 else 's'}",
         "threads": [TPB],
         "blocks": [blocks],
         "shapes": {"out": [blocks], "a": [size]},

@@ -6,7 +6,8 @@ TPB = 4
 
 @cuda.jit
 def kernel(out, a, size):
-    # Each block gets its own shared array of TPB float32 cells.
+    # Each block gets its own shared array of TPB
+    # float32 cells.
     shared = cuda.shared.array(TPB, numba.float32)
     i = cuda.grid(1)
     local_i = cuda.threadIdx.x

@@ -1,8 +1,10 @@
 import numba
 from numba import cuda
 
-WARP = 32               # threads in a warp, and in each block here
-FULL_MASK = 0xffffffff  # one bit per lane: all 32 lanes take part
+# Threads in a warp, and in each block here.
+WARP = 32
+# One bit per lane: all 32 lanes take part.
+FULL_MASK = 0xffffffff
 
 
 @cuda.jit

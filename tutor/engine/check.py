@@ -45,12 +45,36 @@ class CheckResult:
     runs: list[ConfigRun] = field(default_factory=list)
 
 
+MAX_DRAWS = 20  # tries for a random config unlike the others before a repeat is kept
+
+
 def configs_for(puzzle: Puzzle, seed: int, n_random: int = N_RANDOM) -> list[LaunchConfig]:
+    """The fixed configs, then `n_random` drawn ones, each drawn again (up to MAX_DRAWS times) while
+    it launches exactly like a config already in the run. A puzzle whose rule has fewer shapes than
+    that (Map's random configs vary only the values) keeps the repeat, under a name of its own:
+    its inputs are fresh all the same."""
     rng = np.random.default_rng(seed)
     configs = list(puzzle.configs)
+    seen = {_launch_key(c) for c in configs}
+    names = {c.name for c in configs}
     for n in range(n_random):
-        configs.append(puzzle.random_config(rng, n + 1))
+        for _ in range(MAX_DRAWS):
+            config = puzzle.random_config(rng, n + 1)
+            if _launch_key(config) not in seen:
+                break
+        seen.add(_launch_key(config))
+        if config.name in names:
+            config.name = f"{config.name}, new values"
+            if config.name in names:
+                config.name = f"{config.name} ({n + 1})"
+        names.add(config.name)
+        configs.append(config)
     return configs
+
+
+def _launch_key(config: LaunchConfig) -> tuple:
+    return (tuple(config.threads), tuple(config.blocks), tuple(sorted((k, tuple(v)) for k, v in config.shapes.items())),
+            tuple(sorted(config.scalars.items())), tuple(sorted(config.dtypes.items())))
 
 
 def make_inputs(puzzle: Puzzle, config: LaunchConfig, rng) -> tuple[dict, np.ndarray]:
@@ -168,7 +192,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
                 trace = launch.run()
             trace.printed = printed.getvalue()[:MAX_PRINTED]
             failures = [failure_from_dict(f, config.name) for f in launch.failures]
-            failures += detect.find_all(trace, config.name, puzzle.budget_for(config))
+            failures += detect.find_all(trace, config.name, puzzle.budget_for(config), puzzle.require)
             result.runs.append(ConfigRun(config, inputs, None, out, trace, failures, time.perf_counter() - started))
             verdict.failures += failures
             verdict.configs.append(_config_result(config, not failures))
@@ -326,7 +350,8 @@ def _compile_before_running(puzzle: Puzzle, source: str, filename: str) -> Failu
 
 
 def simulate(source: str, blocks, threads, named_args: list, *, filename: str = "kernel.py",
-             budget: dict | None = None, timeout: float = 10.0, trace_local: bool = True):
+             budget: dict | None = None, require: dict | None = None, timeout: float = 10.0,
+             trace_local: bool = True):
     """Run any kernel file once on the simulator: (trace, failures). For tests, the verifier and
     anything else that is not a puzzle. named_args: [(name, numpy array or int), ...]; the arrays
     receive what the kernel wrote. trace_local=False runs it as the verifier does (local arrays
@@ -344,7 +369,7 @@ def simulate(source: str, blocks, threads, named_args: list, *, filename: str = 
         module.kernel.cuda._trace_local = True
     trace = launch.trace
     failures = [failure_from_dict(f) for f in launch.failures]
-    failures += detect.find_all(trace, None, budget)
+    failures += detect.find_all(trace, None, budget, require)
     return trace, failures
 
 

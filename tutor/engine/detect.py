@@ -21,13 +21,18 @@ np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 MAX_DETAILS = 64
 
 
-def find_all(trace: Trace, config: str, budget: dict | None = None) -> list[Failure]:
+def find_all(trace: Trace, config: str, budget: dict | None = None, require: dict | None = None) -> list[Failure]:
     failures = []
     failures += out_of_bounds(trace, config)
-    failures += races(trace, config)
+    raced = races(trace, config)
+    failures += raced
     failures += uninitialized_reads(trace, config)
     if budget:
         failures += budgets(trace, config, budget)
+    if require:
+        # a shared read with no barrier before it is the race report's to explain, once
+        failures += [f for f in requirements(trace, config, require)
+                     if not (raced and f.details and f.details[0].get("why") == "same_phase")]
     return failures
 
 
@@ -51,11 +56,13 @@ def _index(trace: Trace, aid: int, flat) -> tuple:
 # -- out of bounds ---------------------------------------------------------------------------------
 def out_of_bounds(trace: Trace, config: str) -> list[Failure]:
     groups: dict = {}
-    for e in trace.events:
+    for n, e in enumerate(trace.events):
         if e[1] == OOB_READ or e[1] == OOB_WRITE:
-            groups.setdefault((e[2], e[5], e[1]), []).append(e)
+            groups.setdefault((e[2], e[5], e[1]), []).append(n)
     failures = []
-    for (aid, line, op), evs in groups.items():
+    events = trace.events
+    for (aid, line, op), found in groups.items():
+        evs = [events[n] for n in found]
         first = evs[0]
         info = trace.arrays[aid]
         index = first[3]
@@ -70,11 +77,126 @@ def out_of_bounds(trace: Trace, config: str) -> list[Failure]:
         failures.append(Failure(
             kind="out_of_bounds",
             message=(f"{_who(trace, first[0]).capitalize()} {verb} {_cell(trace, aid, index)} on line {line}, "
-                     f"outside the array. {why}{more} Guard the access with a bounds check "
-                     f"(e.g. `if i < size:`)."),
+                     f"outside the array. {why}{more} {_bounds_advice(trace, info, evs, found)}"),
             config=config, array=info.name, index=tuple(index), block=block, thread=thread, line=line,
             count=threads))
     return failures
+
+
+def _bounds_advice(trace: Trace, info, evs: list, found: list) -> str:
+    """What to do, in the kernel's own words: which index expression went out, along which
+    dimension, and what bounds that dimension (the parameter that holds its length, else the
+    array's shape or the constant that sized it). Where no parameter holds the length and the
+    launch has a thread per element, a guard is not the fix, and the advice says so."""
+    shape = tuple(info.shape)
+    accesses = _index_expressions(trace, found)
+    full = [e[3] for e in evs if isinstance(e[3], tuple) and len(e[3]) == len(shape)
+            and all(isinstance(i, int) for i in e[3])]
+    if not full or any(len(a) != len(shape) for a in accesses):
+        return "Guard the access with a bounds check, or fix the index."
+    exprs = accesses[0] if accesses else None
+    first = full[0]
+    d0 = next(d for d, i in enumerate(first) if i < 0 or i >= shape[d])
+    name = f"`{exprs[d0]}`" if exprs else "the index"
+    along = f", the index along dimension {d0}," if len(shape) > 1 else ""
+
+    def terms(dims, test):  # one test per expression that went out, over every access on the line
+        return " and ".join(dict.fromkeys(f"{a[d]} {test(d)}" for a in accesses for d in dims))
+
+    if first[d0] < 0:
+        low = sorted({d for idx in full for d, i in enumerate(idx) if i < 0})
+        if not exprs:
+            return "Guard the access so that the index never goes below 0."
+        return (f"Here {name}{along} is {first[d0]}: guard the access so that it never goes below 0 "
+                f"(e.g. `if {terms(low, lambda d: '>= 0')}:`).")
+    high = sorted({d for idx in full for d, i in enumerate(idx) if i >= shape[d]})
+    bounds = {d: _bound(trace, info, d) for d in high}
+    n = shape[d0]
+    unit = ("element" if info.space == GLOBAL else "cell") + ("" if n == 1 else "s")
+    label = info.label() if info.space != GLOBAL else info.name
+    here = f"Here {name}{along} is {first[d0]}, and {label} has {n} {unit}{' along it' if len(shape) > 1 else ''}"
+    bound, holder = bounds[d0]
+    if info.space != GLOBAL:
+        keep = f"Keep {name} below {bound}" + (f" ({holder})" if holder else "")
+        block_sized = n in trace.block[:trace.block_nd]
+        tail = (": a shared array belongs to one block, so index it by the thread's place in the block "
+                "(cuda.threadIdx), not its place in the grid." if info.space == SHARED and block_sized else ".")
+        return f"{here}. {keep}{tail}"
+    if holder == "none":
+        if n == 1:
+            return f"{here}, so the only index there is 0."
+        others = [(d, k) for d in range(len(shape)) if d != d0
+                  for k, v in trace.scalars.items() if v == shape[d]]
+        if others:
+            d, k = others[0]
+            guard = f"`if {terms([d0], lambda _: '< ' + bound)}:`" if accesses else f"a check against `{bound}`"
+            return (f"{here}. No parameter of the kernel holds that length, but `{k}` holds its length along "
+                    f"dimension {d}: are the indices in the right order? If they are, guard the access with "
+                    f"{guard}.")
+        if trace.n_blocks * trace.threads_per_block == info.size:
+            return (f"{here}. No parameter of the kernel holds that length, and the launch has one thread per "
+                    f"element, so a guard is not the fix: the index itself is off. Check how {name} is "
+                    f"computed from the thread's position.")
+        holder = ""
+    said = f" ({holder})" if holder else ""
+    if not accesses:
+        return f"{here}{said}: guard the access with a bounds check against `{bound}`."
+    return f"{here}{said}: guard the access with `if {terms(high, lambda d: '< ' + bounds[d][0])}:`."
+
+
+def _bound(trace: Trace, info, d: int) -> tuple[str, str]:
+    """(what to compare the index with, a note on where it comes from) for dimension d. A global
+    array's length is the integer parameter that holds it (`size`); with none, its shape and
+    "none"; with several equal ones, its shape. A shared or local array's is the constant it was
+    sized with, or the number."""
+    n = info.shape[d]
+    if info.space != GLOBAL:
+        named = [k for k, v in trace.constants.items() if v == n]
+        return (named[0], f"{n}") if len(named) == 1 else (str(n), "")
+    named = [k for k, v in trace.scalars.items() if v == n]
+    if len(named) == 1:
+        return named[0], f"`{named[0]}` holds that length"
+    shape = f"{info.name}.shape[{d}]"
+    if named:
+        listed = ", ".join(f"`{k}`" for k in named)
+        return shape, f"{listed} all hold {n} in this config: compare with the one that means this length"
+    return shape, "none"
+
+
+def _index_expressions(trace: Trace, found: list) -> list[list[str]]:
+    """For each access text the trace noted among the group's events (`a[i, j + 1]`), its index
+    expressions, one per dimension (["i", "j + 1"]), the first event's first; [] where none was
+    noted, or one could not be read."""
+    notes = getattr(trace, "oob_code", None) or {}
+    texts = list(dict.fromkeys(notes[n] for n in found if n in notes))
+    out = []
+    for text in texts:
+        parts = _subscript_parts(text)
+        if parts is None:
+            return []
+        out.append(parts)
+    return out
+
+
+def _subscript_parts(text: str) -> list[str] | None:
+    import ast
+
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    parts: list = []
+    if isinstance(node, ast.Call) and len(node.args) >= 2:  # cuda.atomic.add(arr, index, value)
+        idx = node.args[1]
+        parts = list(idx.elts) if isinstance(idx, ast.Tuple) else [idx]
+    else:
+        while isinstance(node, ast.Subscript):  # a[i][j]: the outer subscript holds the last index
+            sl = node.slice
+            parts = (list(sl.elts) if isinstance(sl, ast.Tuple) else [sl]) + parts
+            node = node.value
+    if not parts or any(isinstance(p, ast.Slice) for p in parts):
+        return None
+    return [ast.unparse(p) for p in parts]
 
 
 # -- unwritten reads -------------------------------------------------------------------------------
@@ -460,6 +582,166 @@ def _first_line(trace, tid, ops, spaces):
     return None
 
 
+# -- what the puzzle practises --------------------------------------------------------------------
+PASS_THROUGH_SHARED = ("This puzzle practises passing values through shared memory: write them to a shared "
+                       "array, wait at cuda.syncthreads(), then compute what you write from what you read "
+                       "back.")
+
+
+def requirements(trace: Trace, config: str, require: dict) -> list[Failure]:
+    """A puzzle's [require] table (content/FORMAT.md) judged on the trace: a kernel whose output is
+    right can still skip the technique the lesson teaches (a plain copy for `shared`, one atomic per
+    thread for `dot`, a naive transpose), and passing it would teach nothing.
+
+    `shared`: every thread that writes `out` has, before its first write, read a shared cell that
+    was written in an earlier barrier phase ("after_barrier"), or one that another thread wrote in
+    an earlier phase ("from_other_threads"). The trace records accesses, not where a value went, so
+    a thread that reads the cell and then writes something else still passes: this check closes the
+    kernels that never use shared memory, or use it without a barrier, not every pretence.
+    `out_cell_writes_per_block`: no block writes one cell of `out` more often (atomics count).
+    `coalesced`: neighbouring threads along x make their n-th access to a global array, on one line,
+    at neighbouring elements (or the same one)."""
+    out = trace.global_array("out") or next((a for a in trace.arrays if a.space == GLOBAL), None)
+    if out is None:
+        return []
+    failures = []
+    if require.get("shared"):
+        failures += _shared_use(trace, config, out, require["shared"] == "from_other_threads")
+    if require.get("out_cell_writes_per_block") is not None:
+        failures += _writes_per_block(trace, config, out, int(require["out_cell_writes_per_block"]))
+    if require.get("coalesced"):
+        failures += _coalescing(trace, config)
+    return failures
+
+
+def _shared_use(trace: Trace, config: str, out, from_others: bool) -> list[Failure]:
+    spaces = [a.space for a in trace.arrays]
+    written: dict = {}  # shared (aid, flat) -> [phase of its first write, that writer, first phase another wrote it]
+    read_shared, crossed, shared_by_others = set(), set(), set()
+    judged: set = set()
+    bad: dict = {}  # reason -> [first write of out, threads]
+    for e in trace.events:
+        tid, op, aid = e[0], e[1], e[2]
+        if spaces[aid] == SHARED:
+            key = (aid, e[3])
+            if op == WRITE or op == ATOMIC:
+                rec = written.get(key)
+                if rec is None:
+                    written[key] = [e[6], tid, None]
+                elif rec[2] is None and tid != rec[1]:
+                    rec[2] = e[6]  # a block's events come phase by phase: the first is the earliest
+            elif op == READ:
+                read_shared.add(tid)
+                rec = written.get(key)
+                if rec is not None and rec[0] < e[6]:
+                    crossed.add(tid)
+                    if rec[1] != tid or (rec[2] is not None and rec[2] < e[6]):
+                        shared_by_others.add(tid)
+        elif aid == out.aid and (op == WRITE or op == ATOMIC) and tid not in judged:
+            judged.add(tid)
+            if tid not in read_shared:
+                reason = "none"
+            elif tid not in crossed:
+                reason = "same_phase"
+            elif from_others and tid not in shared_by_others:
+                reason = "own"
+            else:
+                continue
+            bad.setdefault(reason, [e, 0])[1] += 1
+    failures = []
+    for reason, (e, threads) in bad.items():
+        block, thread = trace.where(e[0])
+        more = f" {threads - 1} other thread(s) did the same." if threads > 1 else ""
+        head = f"{_who(trace, e[0]).capitalize()} writes {_cell(trace, e[2], e[3])} on line {e[5]}"
+        if reason == "none":
+            said = (f"{head}, but it read nothing from shared memory before that.{more} The answer may be "
+                    f"right, but it skips the point. {PASS_THROUGH_SHARED}")
+        elif reason == "same_phase":
+            said = (f"{head}, but every shared cell it read before that was written in the same barrier "
+                    f"phase: no cuda.syncthreads() stood between the write and the read.{more} "
+                    f"{PASS_THROUGH_SHARED}")
+        else:
+            said = (f"{head}, but after the barrier it read only shared cells it had written itself.{more} "
+                    "This puzzle is about threads sharing their work: after the barrier, read the cells "
+                    "that the other threads of the block wrote.")
+        failures.append(Failure(
+            kind="technique_missing", message=said, config=config, array=out.name,
+            index=_index(trace, e[2], e[3]), block=block, thread=thread, line=e[5], count=threads,
+            details=[{"requirement": "shared", "why": reason}]))
+    return failures
+
+
+def _writes_per_block(trace: Trace, config: str, out, limit: int) -> list[Failure]:
+    tpb = trace.threads_per_block
+    writes: dict = {}  # (block, flat) -> the writing events
+    for e in trace.events:
+        if e[2] == out.aid and (e[1] == WRITE or e[1] == ATOMIC):
+            writes.setdefault((e[0] // tpb, e[3]), []).append(e)
+    over = [evs for evs in writes.values() if len(evs) > limit]
+    if not over:
+        return []
+    evs = over[0]
+    first = evs[0]
+    block, thread = trace.where(first[0])
+    threads = list(dict.fromkeys(e[0] for e in evs))
+    named = ", ".join(fmt_dim(trace.where(t)[1]) for t in threads[:6]) + (", ..." if len(threads) > 6 else "")
+    lines = sorted({e[5] for e in evs if e[5] is not None})
+    on = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(str(n) for n in lines)
+    times = "once" if limit == 1 else f"at most {limit} times"
+    others = f" {len(over) - 1} other cell(s) are written too often as well." if len(over) > 1 else ""
+    return [Failure(
+        kind="technique_missing",
+        message=(f"Block {fmt_dim(block)} writes {_cell(trace, out.aid, first[3])} {len(evs)} times (thread(s) "
+                 f"{named}, on {on}); this puzzle asks each block to write each cell of {out.name} {times} "
+                 f"(an atomic counts as a write).{others} The answer may be right, but the point is to "
+                 f"combine the block's values inside the block first, then let one thread write the result."),
+        config=config, array=out.name, index=_index(trace, out.aid, first[3]), block=block, thread=thread,
+        line=first[5], count=len(over),
+        details=[{"requirement": "out_cell_writes_per_block", "limit": limit, "used": len(evs)}])]
+
+
+def _coalescing(trace: Trace, config: str) -> list[Failure]:
+    spaces = [a.space for a in trace.arrays]
+    per_thread: dict = {}  # (tid, aid, line) -> flat indices in order
+    for e in trace.events:
+        if (e[1] == READ or e[1] == WRITE or e[1] == ATOMIC) and spaces[e[2]] == GLOBAL:
+            per_thread.setdefault((e[0], e[2], e[5]), []).append(e)
+    bx = trace.block[0]
+    found: dict = {}  # (aid, line) -> [first pair, count of pairs]
+    for (tid, aid, line), evs in per_thread.items():
+        if tid % trace.threads_per_block % bx == bx - 1:
+            continue  # the last thread of its row has no neighbour along x
+        right = per_thread.get((tid + 1, aid, line))
+        if right is None:
+            continue
+        for a, b in zip(evs, right):
+            if abs(b[3] - a[3]) > 1:
+                rec = found.get((aid, line))
+                if rec is None:
+                    found[(aid, line)] = [(a, b), 1]
+                else:
+                    rec[1] += 1
+                break
+    failures = []
+    for (aid, line), ((a, b), count) in found.items():
+        info = trace.arrays[aid]
+        block, thread = trace.where(a[0])
+        _, other = trace.where(b[0])
+        verb = "read" if a[1] == READ else "write"
+        more = f" {count - 1} other pair(s) of neighbours did the same." if count > 1 else ""
+        failures.append(Failure(
+            kind="technique_missing",
+            message=(f"Threads {fmt_dim(thread)} and {fmt_dim(other)} of block {fmt_dim(block)}, neighbours along "
+                     f"x, {verb} {_cell(trace, aid, a[3])} and {_cell(trace, aid, b[3])} on line {line}: "
+                     f"{abs(b[3] - a[3])} elements apart in memory.{more} This puzzle practises coalescing: "
+                     f"neighbouring threads of a warp should touch neighbouring elements, when they read and "
+                     f"when they write. Let threadIdx.x run along the last index of {info.name}, and where the "
+                     f"data must change places, let it do so in shared memory."),
+            config=config, array=info.name, index=_index(trace, aid, a[3]), block=block, thread=thread,
+            other_thread=other, line=line, count=count, details=[{"requirement": "coalesced"}]))
+    return failures
+
+
 # -- output ----------------------------------------------------------------------------------------
 def wrong_output(trace: Trace | None, config: str, expected: np.ndarray, got: np.ndarray,
                  tolerance: float, out_name: str = "out") -> list[Failure]:
@@ -528,4 +810,4 @@ def _fmt(x):
 
 
 __all__ = ["find_all", "out_of_bounds", "races", "racing_threads", "uninitialized_reads", "budgets",
-           "wrong_output", "LOCAL"]
+           "requirements", "wrong_output", "LOCAL"]

@@ -131,6 +131,24 @@ class records:
         cuda._trace_local = True
 
 
+def _scalars_and_constants(kernel, named_args) -> tuple[dict, dict]:
+    """The launch's integer arguments, named as the kernel's parameters are, and its module's
+    integer constants (a few dozen at most): what advice may name as the bound of an index."""
+    params = getattr(kernel, "params", [])
+    scalars = {}
+    for n, (name, value) in enumerate(named_args):
+        if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+            scalars[params[n] if n < len(params) else name] = int(value)
+    constants = {}
+    namespace = getattr(getattr(kernel, "py_func", None), "__globals__", {}) or {}
+    for name, value in list(namespace.items()):
+        if type(value) is int and not name.startswith("_"):
+            constants[name] = value
+            if len(constants) >= 32:
+                break
+    return scalars, constants
+
+
 def launch_types(args) -> tuple:
     """Each argument as the real compiler would type it: ('array', dtype, ndim), ('int',), ('float',)."""
     out = []
@@ -201,6 +219,7 @@ class Launch:
         self._outputs = []  # (numpy array, SimArray) to copy back
         self.arg_types = launch_types([value for _, value in named_args])
         self.args = [self._wrap_arg(name, value) for name, value in named_args]
+        self.trace.scalars, self.trace.constants = _scalars_and_constants(kernel, named_args)
         self._shared = {}
         self._const = {}
         self._cur = None

@@ -130,8 +130,10 @@ class SimArray:
         st = self.st
         if type(flat) is not int:
             if flat is None:
+                frame = _getframe(depth)
                 st.events.append((st.tid, OOB_READ, self.aid, _norm(idx), None,
-                                  _getframe(depth).f_lineno, st.phase, st.wphase))
+                                  frame.f_lineno, st.phase, st.wphase))
+                _note_code(st, frame)
                 return 0 if self.is_int else NAN
             return flat  # a view
         v = self.data[flat]
@@ -149,8 +151,10 @@ class SimArray:
             if flat is None:
                 if type(value) is Undefined:
                     value = value.use()  # a store, if to nowhere
+                frame = _getframe(depth)
                 st.events.append((st.tid, OOB_WRITE, self.aid, _norm(idx), _plain(value),
-                                  _getframe(depth).f_lineno, st.phase, st.wphase))
+                                  frame.f_lineno, st.phase, st.wphase))
+                _note_code(st, frame)
                 return
             raise TypeError("assigning to a slice of an array is not supported in a kernel: "
                             "write one element at a time")
@@ -178,10 +182,12 @@ class SimArray:
         """Apply `update(old) -> new` atomically; returns the old value, as CUDA's atomics do."""
         flat = self._flat(idx)
         st = self.st
-        line = _getframe(depth).f_lineno
+        frame = _getframe(depth)
+        line = frame.f_lineno
         if type(flat) is not int:
             if flat is None:
                 st.events.append((st.tid, OOB_WRITE, self.aid, _norm(idx), None, line, st.phase, st.wphase))
+                _note_code(st, frame)
                 return 0 if self.is_int else NAN
             raise TypeError("an atomic needs one element, not a slice of an array")
         old = self.data[flat]
@@ -408,6 +414,69 @@ def fast_local(shape: tuple, dtype: str, st) -> FastLocal:
 
 def _discard(event) -> None:
     """A quiet array's emit: the event is not kept."""
+
+
+MAX_CODE_NOTES = 64
+_POSITIONS: dict = {}  # code object -> its instructions' source positions
+
+
+def _note_code(st, frame) -> None:
+    """Beside the out-of-bounds event just traced: the source text of the access that made it
+    (`a[i + 1]`, `out[i, j]`, a `cuda.atomic.add(...)` call), from the position of the instruction
+    the kernel's frame is executing, so the report can name the index expression that went out.
+    Kept once per array, line and text, for a few dozen; nothing is noted where it is unknown."""
+    trace = getattr(st, "trace", None)
+    if trace is None:
+        return
+    notes = trace.oob_code
+    if notes is None:
+        notes = trace.oob_code = {}
+    if len(notes) >= MAX_CODE_NOTES:
+        return
+    events = st.events
+    e = events[-1]
+    place = (e[2], frame.f_code, frame.f_lasti)  # this array at this instruction: noted already?
+    seen = _noted_places(st)
+    if place in seen:
+        return
+    seen.add(place)
+    text = _code_at(frame, getattr(st, "source_lines", None), getattr(st, "filename", None))
+    if text is None:
+        return
+    for i, known in notes.items():
+        if known == text and events[i][2] == e[2] and events[i][5] == e[5]:
+            return
+    notes[len(events) - 1] = text
+
+
+def _noted_places(st) -> set:
+    places = getattr(st, "_oob_places", None)
+    if places is None:
+        places = set()
+        try:
+            st._oob_places = places
+        except AttributeError:  # a stand-in launch with slots: note every time
+            pass
+    return places
+
+
+def _code_at(frame, lines, filename) -> str | None:
+    code = frame.f_code
+    if not lines or (filename and code.co_filename != filename):
+        return None
+    try:
+        positions = _POSITIONS.get(code)
+        if positions is None:
+            if len(_POSITIONS) > 256:
+                _POSITIONS.clear()
+            positions = _POSITIONS[code] = list(code.co_positions())
+        start, end, col, end_col = positions[frame.f_lasti // 2]
+    except (AttributeError, IndexError, TypeError, ValueError):
+        return None
+    if start is None or start != end or col is None or end_col is None or not 1 <= start <= len(lines):
+        return None
+    text = lines[start - 1].encode("utf-8")[col:end_col].decode("utf-8", "replace").strip()
+    return text[:200] or None
 
 
 def _unwritten_read(st, aid, flat, line) -> int:

@@ -82,8 +82,10 @@ _VERB = {READ: "read", WRITE: "wrote", ATOMIC: "atomic", OOB_READ: "read OUT OF 
          OOB_WRITE: "wrote OUT OF BOUNDS", UNINIT_READ: "read UNWRITTEN"}
 
 
-def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8) -> str:
-    """Per block, per barrier phase: what each thread read and wrote, then the arrays' cells."""
+def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8, width: int = 80) -> str:
+    """Per block, per barrier phase: what each thread read and wrote, then the arrays' cells. A
+    thread's accesses (and an array's cells) wrap at `width` columns under a hanging indent, one
+    access never split, so they read as a list."""
     lines = [f"grid: blocks {fmt_dim(trace.grid[:trace.grid_nd])}, "
              f"threads per block {fmt_dim(trace.block[:trace.block_nd])}"]
     by_block_phase: dict = {}
@@ -110,10 +112,10 @@ def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8) -> s
                     lines.append(f"  ... {len(threads) - max_threads} more threads")
                     break
                 _, thread = trace.where(tid)
-                acts = "; ".join(_event_text(trace, e) for e in evs[:12])
+                acts = [_event_text(trace, e) for e in evs[:12]]
                 if len(evs) > 12:
-                    acts += f"; ... {len(evs) - 12} more"
-                lines.append(f"  thread {fmt_dim(thread)}: {acts}")
+                    acts.append(f"... {len(evs) - 12} more")
+                lines += _hanging(f"  thread {fmt_dim(thread)}:", acts, ";", width)
     for tid, why in sorted(trace.stopped.items())[:8]:
         block, thread = trace.where(tid)
         lines.append(f"thread {fmt_dim(thread)} of block {fmt_dim(block)}: {why}")
@@ -122,8 +124,32 @@ def trace_text(trace: Trace, *, max_threads: int = 64, max_blocks: int = 8) -> s
     for info in trace.arrays:
         if info.space == LOCAL:
             continue
-        lines.append(_array_text(trace, info))
+        head, cells, more = _array_parts(trace, info)
+        wrapped = _hanging(head + " [", cells, " |", width, glue="")
+        wrapped[-1] += "]" + more
+        lines += wrapped
     return "\n".join(lines)
+
+
+def _hanging(head: str, items: list[str], sep: str, width: int, glue: str = " ") -> list[str]:
+    """`head item1<sep> item2<sep> item3` in lines of at most `width` columns where the items allow,
+    each line after the first indented to where the first item starts (or 6 columns, when the head
+    is wider than half the width). An item is never split; one longer than a line stands alone."""
+    start = len(head) + len(glue)
+    indent = " " * (start if start <= width // 2 else 6)
+    lines: list[str] = []
+    current = None
+    for n, item in enumerate(items):
+        piece = item + (sep if n < len(items) - 1 else "")
+        if current is None:
+            current = head + glue + piece
+        elif len(current) + 1 + len(piece) > width:
+            lines.append(current)
+            current = indent + piece
+        else:
+            current += " " + piece
+    lines.append(head if current is None else current)
+    return lines
 
 
 def _event_text(trace: Trace, e) -> str:
@@ -135,7 +161,9 @@ def _event_text(trace: Trace, e) -> str:
     return f"{_VERB[e[1]]} {cell}{value} (line {e[5]})"
 
 
-def _array_text(trace: Trace, info) -> str:
+def _array_parts(trace: Trace, info) -> tuple[str, list[str], str]:
+    """An array's label and shape, its cells (value <- the thread that wrote it last), and what
+    was left out."""
     last = {}
     for e in trace.events:
         if e[2] == info.aid and e[1] in (WRITE, ATOMIC):
@@ -152,7 +180,7 @@ def _array_text(trace: Trace, info) -> str:
             who = f" <- t{fmt_dim(thread)}"
         parts.append(f"{'?' if v is None else _num(v)}{who}")
     more = f" ... ({info.size - 64} more)" if info.size > 64 else ""
-    return f"  {label} {tuple(info.shape)}: [" + " | ".join(parts) + "]" + more
+    return f"  {label} {tuple(info.shape)}:", parts, more
 
 
 def _num(v) -> str:

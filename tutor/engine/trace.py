@@ -115,6 +115,13 @@ class Trace:
     # None where unknown. None where uses were not followed (a trace from elsewhere): every read of
     # unwritten memory then counts as used.
     uninit_used: dict | None = None
+    # The source text of out-of-bounds accesses, by index in `events` (`a[i + 1]`): one per array,
+    # line and text, for naming the index that went out. None where nothing was noted.
+    oob_code: dict | None = None
+    # The kernel's integer parameters and its module's integer constants, by the names the code
+    # gives them, for advice that names what bounds an index (`size`, `TPB`)
+    scalars: dict = field(default_factory=dict)
+    constants: dict = field(default_factory=dict)
 
     # -- geometry -------------------------------------------------------------------------------
     @property

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 # Most important first: what stops a kernel from running at all, then what makes it wrong on a
-# GPU even when the output looks right, then the output itself.
+# GPU even when the output looks right, then the output itself, then a right answer reached
+# without the technique the puzzle practises.
 KINDS = (
     "compile_error",
     "static",
@@ -28,6 +29,7 @@ KINDS = (
     "not_finite",
     "wrong_output",
     "nondeterministic",
+    "technique_missing",  # right on a GPU, but not the way the puzzle teaches: said last
 )
 
 KIND_TITLES = {
@@ -42,6 +44,7 @@ KIND_TITLES = {
     "race": "data race",
     "uninitialized_read": "read of unwritten memory",
     "budget_exceeded": "over budget",
+    "technique_missing": "skips what the puzzle practises",
     "input_mutated": "wrote into its inputs",
     "wrong_shape": "output of the wrong shape",
     "not_finite": "NaN or infinite output",
