@@ -188,3 +188,75 @@ def test_a_budget_that_cannot_run_is_a_usage_error_before_any_model_call(kernel_
     code, out, err = gpu_tutor("optimise", "reduce_sum", str(start), "--model", "openai/tiny", "--api-base",
                                "http://127.0.0.1:9/v1", *flags)
     assert (code, out, err) == (2, "", f"gpu-tutor: {message}\n")
+
+
+def _gpu_tutor_with_data(data, *args):
+    import os
+
+    env = {**os.environ, "GPU_TUTOR_NO_GPU": "1", "GPU_TUTOR_DATA": str(data)}
+    proc = subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True,
+                          timeout=120, env=env)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def _some_progress(data):
+    from tutor.store import Store
+
+    store = Store(data)
+    store.record_open("map")
+    store.record_run("map", passed=False)
+    store.record_run("map", passed=True)
+    store.record_open("zip")
+    store.record_run("zip", passed=False)
+    store.record_run("zip", passed=False)
+
+
+def test_list_shows_what_the_learner_solved_and_tried(tmp_path):
+    """`list` showed titles only: a learner could not see where they stood."""
+    _some_progress(tmp_path / "data")
+    code, out, err = _gpu_tutor_with_data(tmp_path / "data", "list")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0] == "Classic puzzles (1 of 14 solved)"
+    row = {line.split()[1]: line for line in lines if line.startswith("  ")}
+    assert row["map"] == "   1. map                  solved  Map"
+    assert row["zip"] == "   2. zip                  tried   Zip"
+    assert row["guard"] == "   3. guard                        Guard"  # not started
+    assert any(line.startswith("Advanced techniques (0 of ") for line in lines)
+    assert all(len(line) <= 80 for line in lines)
+
+
+def test_list_json_carries_each_puzzles_progress(tmp_path):
+    _some_progress(tmp_path / "data")
+    code, out, _ = _gpu_tutor_with_data(tmp_path / "data", "list", "--json")
+    assert code == 0
+    data = json.loads(out)
+    classic = next(t for t in data["tracks"] if t["id"] == "classic")
+    puzzles = {p["id"]: p for p in classic["puzzles"]}
+    assert classic["solved"] == 1
+    assert puzzles["map"]["status"] == "solved" and puzzles["map"]["progress"]["solved"] is True
+    assert puzzles["map"]["progress"]["attempts"] == 2 and puzzles["map"]["progress"]["solved_at"]
+    assert puzzles["zip"]["status"] == "attempted" and puzzles["zip"]["progress"]["attempts"] == 2
+    assert puzzles["guard"]["status"] == "not started" and puzzles["guard"]["progress"]["attempts"] == 0
+
+
+def test_list_with_no_progress_yet_says_none_solved(tmp_path):
+    code, out, _ = _gpu_tutor_with_data(tmp_path / "fresh", "list")
+    assert code == 0 and out.splitlines()[0] == "Classic puzzles (0 of 14 solved)"
+    assert not (tmp_path / "fresh").exists()  # reading progress writes nothing
+
+
+def test_trace_wraps_a_threads_accesses_under_a_hanging_indent(kernel_file):
+    """One thread's sixteen reads were one line of some 600 characters."""
+    path = kernel_file("from numba import cuda\n\nTPB = 8\n\n\n@cuda.jit\ndef kernel(out, a, b, size):\n"
+                       "    if cuda.threadIdx.x == 0:\n        total = 0.0\n        for k in range(size):\n"
+                       "            total += a[k] * b[k]\n        out[0] = total\n")
+    code, out, _ = gpu_tutor("trace", "dot", str(path), "--seed", "1")
+    assert code == 1
+    lines = out.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("  thread (0,): read a[0] = "))
+    assert all(len(line) <= 80 for line in lines[:start + 8])
+    indent = " " * len("  thread (0,): ")
+    following = lines[start + 1:start + 6]
+    assert all(line.startswith(indent + "read ") for line in following), following
+    assert lines[start].endswith(";") and "... 5 more" in " ".join(lines[start:start + 8])

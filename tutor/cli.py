@@ -186,7 +186,7 @@ def cmd_orientation(args) -> int:
     print("gpu-tutor: learn GPU programming by solving Numba-CUDA puzzles.")
     print(f"backend: {default_backend()} ({'a CUDA GPU was found' if default_backend() == 'gpu' else 'no GPU here: our simulator'})")
     print()
-    print(_list_text(catalog))
+    print(_list_text(catalog, _progress_store()))
     print()
     print("Start with:")
     print(f"  gpu-tutor show {first.id}                      # read the lesson")
@@ -198,28 +198,67 @@ def cmd_orientation(args) -> int:
 
 def cmd_list(args) -> int:
     catalog = load_catalog()
+    store = _progress_store()
     if args.json:
         print(json.dumps({"tracks": [
             {"id": t.id, "title": t.title, "description": t.description,
+             "solved": store.solved_count(t.puzzles) if store else 0,
              "puzzles": [{"id": p.id, "title": p.title, "summary": p.summary, "signature": p.signature,
-                          "constants": p.constants, "budget": p.budget}
+                          "constants": p.constants, "budget": p.budget, **_progress_fields(store, p.id)}
                          for p in (catalog.puzzles[i] for i in t.puzzles)]}
             for t in catalog.tracks]}))
         return 0
-    print(_list_text(catalog))
+    print(_list_text(catalog, store))
     return 0
 
 
-def _list_text(catalog) -> str:
+def _progress_store():
+    """The learner's progress, read as the app reads it ($GPU_TUTOR_DATA, else the platform's data
+    folder); what could not be read is said on stderr, and the list still prints."""
+    from .store import Store
+
+    try:
+        store = Store()
+    except OSError as e:
+        print(f"gpu-tutor: progress not shown: {terminal_safe(str(e))}", file=sys.stderr)
+        return None
+    for notice in store.notices:
+        print(f"gpu-tutor: {terminal_safe(notice)}", file=sys.stderr)
+    return store
+
+
+def _progress_fields(store, puzzle_id: str) -> dict:
+    progress = store.progress(puzzle_id) if store else None
+    if progress is None:
+        return {"status": "not started", "progress": None}
+    return {"status": _status(progress), "progress": progress.to_json()}
+
+
+def _status(progress) -> str:
+    if progress.solved:
+        return "solved"
+    return "attempted" if progress.attempts else "not started"
+
+
+def _list_text(catalog, store=None) -> str:
+    """Track by track, each puzzle with the learner's state: solved, tried (run, not passed yet),
+    or blank when not started."""
     lines = []
     n = 0
     for track in catalog.tracks:
-        lines.append(f"{track.title}")
+        solved = f" ({store.solved_count(track.puzzles)} of {len(track.puzzles)} solved)" if store else ""
+        lines.append(f"{track.title}{solved}")
         for pid in track.puzzles:
             n += 1
             p = catalog.puzzles[pid]
-            lines.append(f"  {n:2d}. {p.id:<20} {p.title}")
+            if store:
+                lines.append(f"  {n:2d}. {p.id:<20} {_STATE_TEXT[_status(store.progress(pid))]:<6}  {p.title}")
+            else:
+                lines.append(f"  {n:2d}. {p.id:<20} {p.title}")
     return "\n".join(lines)
+
+
+_STATE_TEXT = {"solved": "solved", "attempted": "tried", "not started": ""}
 
 
 def cmd_show(args) -> int:
@@ -267,10 +306,19 @@ def cmd_trace(args) -> int:
     run = runs[args.config]
     print(f"config {args.config}: {run.config.name}")
     if run.trace is not None:
-        print(trace_text(run.trace))
+        print(trace_text(run.trace, width=_terminal_width()))
     print()
     print(verdict_text(result.verdict))
     return 0 if result.verdict.passed else 1
+
+
+def _terminal_width() -> int:
+    """The terminal's width for wrapped text; 80 when stdout is not a terminal (a pipe, a file)."""
+    if not sys.stdout.isatty():
+        return 80
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
 
 
 def cmd_verify(args) -> int:
