@@ -28,7 +28,7 @@ def test_the_app_runs_a_kernel_on_the_gpu_and_says_so(tmp_path, catalog):
             assert app.store.progress("dot").solved
             # the grid is the simulator's run of the same inputs; the GPU's outcome and time beside it
             assert app.last_result.runs[0].trace is not None
-            head = str(app.query_one(VerdictView).get_option_at_index(0).prompt)
+            head = app.query_one(VerdictView).head_text
             assert verdict.device in head and "outputs right" in head and " ms" in head, head
 
     asyncio.run(main())

@@ -1,5 +1,6 @@
-"""Screenshots of the main screen, compared with stored ones: passed and failed at 120x40, and the
-small layout at 80x24. Made repeatable: a fixed seed, a fresh data folder, no cursor blink.
+"""Screenshots of the main screen, compared with stored ones: passed and failed at 120x40, passed
+at 200x50, and the small layout at 80x24 (a new puzzle on its lesson, and the code tab after a
+run; tests/app/test_code_fits.py checks every classic reference's lines whole at all three). Made repeatable: a fixed seed, a fresh data folder, no cursor blink.
 
 After an intended change of the look: pytest tests/app/test_snapshots.py --snapshot-update"""
 
@@ -49,3 +50,16 @@ def test_small_layout(snap_compare, tmp_path):
         await pilot.pause(0.2)
 
     assert snap_compare(_app(tmp_path, "map"), terminal_size=(80, 24), run_before=still)
+
+
+def test_wide_layout_passed(snap_compare, tmp_path):
+    assert snap_compare(_app(tmp_path), terminal_size=(200, 50),
+                        run_before=_run_with(CATALOG.get("dot").reference))
+
+
+def test_small_layout_code_tab_after_a_run(snap_compare, tmp_path):
+    async def run_on_code_tab(pilot):
+        await pilot.press("ctrl+e")
+        await _run_with(CATALOG.get("map").reference)(pilot)
+
+    assert snap_compare(_app(tmp_path, "map"), terminal_size=(80, 24), run_before=run_on_code_tab)

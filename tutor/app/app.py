@@ -13,9 +13,10 @@ from pathlib import Path
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
+from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Markdown, Tab, Tabs, TextArea
 
 from ..engine.gpulock import waiting_text
@@ -27,11 +28,15 @@ from ..workshop import reference_refusal
 from .commands import TutorCommands
 from .widgets.editor import CodeEditor
 from .widgets.hints import HintsPanel
+from .widgets.lesson import LessonScroll
 from .widgets.thread_pane import ThreadPane
 from .widgets.verdict import VerdictView
 
 NARROW = 110  # below this many columns the three panes become tabs
 WATCH_DELAY = 0.6
+CODE_MIN = 66  # the code pane's columns at the least: 55 characters of code beside the gutter
+PANES = {"lesson": ("lesson-pane", "tab-lesson"), "code": ("code-pane", "tab-code"),
+         "threads": ("threads", "tab-threads")}
 
 
 class RunFinished(Message):
@@ -70,20 +75,30 @@ class TutorApp(App):
         Binding("ctrl+t", "hint", "Hint", show=False, id="hint_t", priority=True),
         Binding("ctrl+h", "hint", "Hint", show=False, id="hint_ctrl_h", priority=True),
         Binding("escape", "cancel_hint", "Cancel hint", show=False, id="cancel_hint", priority=True),
-        Binding("h", "hint", "Hint", show=False, id="hint_h"),
+        # A letter only where nobody types code: never while the code pane is the one on show.
+        Binding("h", "hint_key", "Hint", show=False, id="hint_h",
+                tooltip="The next hint, from the lesson or the thread pane"),
+        Binding("ctrl+l", "pane('lesson')", "Lesson", id="pane_lesson", priority=True,
+                tooltip="The lesson pane (its diagrams scroll sideways with the arrows)"),
+        Binding("ctrl+e", "pane('code')", "Code", id="pane_code", priority=True, tooltip="The code editor"),
+        Binding("ctrl+g", "pane('threads')", "Grid", id="pane_threads", priority=True,
+                tooltip="The thread grid (arrows pick a thread)"),
+        Binding("ctrl+f", "zoom", "Zoom", id="zoom", priority=True,
+                tooltip="The pane you are in fills the screen; again to bring the others back"),
         Binding("f2", "puzzles", "Puzzles", id="puzzles", tooltip="All puzzles and your progress"),
-        Binding("ctrl+n", "next_puzzle", "Next", id="next", priority=True),
+        Binding("ctrl+n", "next_puzzle", "Next", id="next", priority=True, show=False,
+                tooltip="The next puzzle"),
         Binding("ctrl+b", "previous_puzzle", "Prev", id="previous", priority=True, show=False),
         Binding("f3", "reference", "Reference", id="reference", show=False,
                 tooltip="The reference solution beside yours (once solved)"),
         Binding("f8", "switch_backend", "Backend", id="backend", show=False, tooltip="Simulator or GPU"),
         Binding("f9", "reset", "Reset", id="reset", show=False, tooltip="Back to the starter (asks first)"),
-        Binding("f4", "next_pane", "Pane", id="pane", show=False),
+        Binding("f4", "next_pane", "Pane", id="pane", tooltip="The next pane (a tab in a small terminal)"),
         Binding("f6", "optimise", "Optimise", id="optimise", show=False, priority=True,
                 tooltip="The AI coach proposes faster kernels; the verifier judges each"),
         Binding("f1", "help", "Help", id="help"),
         Binding("question_mark", "help", "Help", show=False, id="help_q"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False, tooltip="Quit (your code is saved)"),
     ]
 
     watching: reactive[bool] = reactive(False)
@@ -125,25 +140,32 @@ class TutorApp(App):
         self.last_result = None
         self._hint_cancel = None  # a threading.Event while an AI hint streams
         self._full_code_asked = False
+        self._pressed_at: float | None = None  # when the learner asked for the run on show
+        self._warm = False  # the backend's child has answered once: runs no longer pay its start
+        self._deferred: list = []  # notices held while a dialog is open, shown once it closes
+        self._code_width = CODE_MIN
+        self._narrow = False
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
+        yield Tabs(Tab("Lesson", id="tab-lesson"), Tab("Code", id="tab-code"), Tab("Threads", id="tab-threads"),
+                   id="switcher", active="tab-code")  # shown only in a small terminal
         with Horizontal(id="main"):
             with Vertical(id="lesson-pane", classes="pane"):
-                with VerticalScroll(id="lesson-scroll"):
+                with LessonScroll(id="lesson-scroll"):
                     yield Markdown(id="lesson")
                 yield HintsPanel(id="hints")
             with Vertical(id="code-pane", classes="pane"):
                 yield CodeEditor.code_editor("", language="python", id="editor", soft_wrap=False)
                 yield VerdictView(id="verdict")
             yield ThreadPane(id="threads", classes="pane")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)  # ctrl+p is in the help: 80 columns hold the rest
 
     def on_mount(self) -> None:
         if self.repeatable:
-            self.query_one("#editor", TextArea).cursor_blink = False
-            self.query_one(VerdictView).show_timings = False
+            self._main.query_one("#editor", TextArea).cursor_blink = False
+            self._main.query_one(VerdictView).show_timings = False
         self.runner = Runner(self.backend, timeout=self._runner_timeout)
         self.compiler = Runner("sim", timeout=self._runner_timeout)
         # Start the children (numba's import takes both cores for a second) only once the first
@@ -151,7 +173,7 @@ class TutorApp(App):
         self.call_after_refresh(lambda: self.set_timer(0.2, self._warm_runner))
         self.set_interval(0.25, self._autosave_tick)
         self.load_puzzle(self.puzzle.id)
-        self.query_one("#editor", TextArea).focus()
+        self._main.query_one("#editor", TextArea).focus()
         for notice in self.store.notices:  # they quote paths and ids from the data folder
             self.notify(terminal_safe(notice), severity="warning", timeout=10, markup=False)
         if self.workshop is not None:
@@ -180,6 +202,10 @@ class TutorApp(App):
             self.runner.start()
             if self.backend == "sim":
                 self.compiler.start()
+            self.runner.wait_ready()
+            self._warm = True
+            if self.backend == "sim":
+                self.compiler.wait_ready()
         except Exception as e:  # shown, never fatal: the first run will say more
             self.call_from_thread(self.notify, terminal_safe(f"Could not start the {self.backend} backend: {e}"),
                                   severity="error", markup=False)
@@ -189,52 +215,141 @@ class TutorApp(App):
 
     def _apply_width(self, width: int) -> None:
         narrow = width < NARROW
-        self.screen.set_class(narrow, "-narrow")
+        self._narrow = narrow
+        self._main.set_class(narrow, "-narrow")
         if narrow:
+            self._unzoom()
             switcher = self._switcher()
             self._show_pane(switcher.active or "tab-code")
+        self._fit_code_pane()
+        self.refresh_bindings()  # the footer's keys differ between the two layouts
+
+    @property
+    def _main(self):
+        """The main screen, which holds the panes (a dialog may be the screen on top)."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
+
+    def _fit_code_pane(self) -> None:
+        """Side by side, the code pane gets the columns its longest line needs (at least CODE_MIN,
+        at most half the screen); the lesson and the threads share the rest."""
+        pane = self._main.query_one("#code-pane")
+        if self._narrow or pane.has_class("-zoom"):
+            pane.styles.width = "1fr"
+            return
+        editor = self._main.query_one("#editor", TextArea)
+        longest = max((len(line) for line in editor.text.splitlines()), default=0)
+        # Beside the code: the gutter, the pane's border, the editor's scrollbar, a cell for the cursor.
+        frame = pane.size.width - editor.scrollable_content_region.width if pane.size.width else 6
+        need = longest + editor.gutter_width + max(frame, 4) + 1
+        self._code_width = max(CODE_MIN, min(need, self.size.width // 2))
+        pane.styles.width = self._code_width
 
     def _switcher(self) -> Tabs:
-        """The pane tabs of a small terminal, made the first time the terminal is small."""
-        found = self.query("#switcher")
-        if found:
-            return found.first(Tabs)
-        tabs = Tabs(Tab("Lesson", id="tab-lesson"), Tab("Code", id="tab-code"), Tab("Threads", id="tab-threads"),
-                    id="switcher", active="tab-code")
-        self.screen.mount(tabs, before=self.query_one("#main"))
-        return tabs
+        """The pane tabs of a small terminal."""
+        return self._main.query_one("#switcher", Tabs)
+
+    def _opening_pane(self) -> str:
+        """A puzzle not yet touched opens on its lesson (a newcomer must see the task), one under way
+        on the code."""
+        if self.store.progress(self.puzzle.id).solved:
+            return "code"
+        return "lesson" if self._main.query_one("#editor", TextArea).text == self.puzzle.starter else "code"
 
     def _show_pane(self, tab_id: str) -> None:
-        for pane, tab in (("lesson-pane", "tab-lesson"), ("code-pane", "tab-code"), ("threads", "tab-threads")):
-            self.query_one(f"#{pane}").set_class(tab != tab_id, "-hidden")
+        for pane, tab in PANES.values():
+            self._main.query_one(f"#{pane}").set_class(tab != tab_id, "-hidden")
+        name = next(n for n, (_, tab) in PANES.items() if tab == tab_id)
+        shown = self._main.query_one(f"#{PANES[name][0]}")
+        focused = self.focused
+        if focused is None or not (focused is shown or shown in focused.ancestors):
+            self._focus_pane(name)  # the pane on show has the keys: letters never fire shortcuts elsewhere
+
+    def _focus_pane(self, name: str) -> None:
+        target = {"lesson": "#lesson-scroll", "code": "#editor", "threads": "#thread-grid"}[name]
+        self._main.query_one(target).focus()
+
+    def _pane_of_focus(self) -> str:
+        focused = self.focused
+        for name, (pane, _) in PANES.items():
+            node = self._main.query_one(f"#{pane}")
+            if focused is not None and (focused is node or node in focused.ancestors):
+                return name
+        return "code"
 
     @on(Tabs.TabActivated, "#switcher")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
-        if self.screen.has_class("-narrow"):
+        if self._narrow:
             self._show_pane(event.tab.id)
 
     def action_next_pane(self) -> None:
-        if self.screen.has_class("-narrow"):
-            self._switcher().action_next_tab()
+        names = list(PANES)
+        self.action_pane(names[(names.index(self._pane_of_focus()) + 1) % len(names)])
+
+    def action_pane(self, name: str) -> None:
+        """One key per pane: in a small terminal its tab, side by side its focus (and the zoom, if on)."""
+        if self._narrow:
+            self._switcher().active = PANES[name][1]
+            self._show_pane(PANES[name][1])
+            self._focus_pane(name)
+            return
+        if self._main.has_class("-zoomed"):
+            self._zoom(name)
+        self._focus_pane(name)
+
+    def action_zoom(self) -> None:
+        if self._main.has_class("-zoomed"):
+            self._unzoom()
+        else:
+            self._zoom(self._pane_of_focus())
+
+    def _zoom(self, name: str) -> None:
+        self._unzoom()
+        self._main.add_class("-zoomed")
+        self._main.query_one(f"#{PANES[name][0]}").add_class("-zoom")
+        self._fit_code_pane()
+        self._focus_pane(name)
+
+    def _unzoom(self) -> None:
+        self._main.remove_class("-zoomed")
+        for pane, _ in PANES.values():
+            self._main.query_one(f"#{pane}").remove_class("-zoom")
+        self._fit_code_pane()
 
     # -- puzzles --------------------------------------------------------------------------------
     def load_puzzle(self, puzzle_id: str) -> None:
         self.autosaver.flush()
         self.puzzle = self.catalog.get(puzzle_id)
         self.store.record_open(puzzle_id)
-        editor = self.query_one("#editor", TextArea)
+        editor = self._main.query_one("#editor", TextArea)
         code = self.store.load_code(puzzle_id, self.puzzle.starter)
         editor.load_text(code)
-        self.query_one("#lesson", Markdown).update(self._lesson_text())
+        self._main.query_one("#lesson", Markdown).update(self._lesson_text())
         progress = self.store.progress(puzzle_id)
         if self._hint_cancel is not None:
             self._hint_cancel.set()  # a hint for the puzzle left behind is of no use
         self._full_code_asked = False
-        self.query_one(HintsPanel).show_puzzle(self.puzzle, progress.hint_levels_used)
-        self.query_one(VerdictView).clear()
-        self.query_one(ThreadPane).show_runs([])
-        self.last_result = None
+        self._main.query_one(HintsPanel).show_puzzle(self.puzzle, progress.hint_levels_used)
+        self._clear_results()
+        self._main.query_one("#lesson-scroll").scroll_home(animate=False, immediate=True)  # a new lesson opens at its title
+        editor.scroll_home(animate=False, immediate=True)
+        if self.is_mounted:
+            self._fit_code_pane()
+            if self._narrow:
+                self.action_pane(self._opening_pane())
         self._update_titles()
+
+    def _clear_results(self, text: str | None = None) -> None:
+        """No verdict or grid of other code stays on screen; a run still in flight lands nowhere."""
+        self._generation += 1
+        self._running_since = self._pending_run = None
+        self._compiled.clear()
+        view = self._main.query_one(VerdictView)
+        if text:
+            view.clear(text)
+        else:
+            view.clear()
+        self._main.query_one(ThreadPane).show_runs([])
+        self.last_result = None
 
     def _lesson_text(self) -> str:
         text = self.puzzle.lesson
@@ -286,7 +401,8 @@ class TutorApp(App):
         def answered(yes: bool | None) -> None:
             if yes:
                 self.store.reset_code(self.puzzle.id, self.puzzle.starter)
-                self.query_one("#editor", TextArea).load_text(self.puzzle.starter)
+                self._main.query_one("#editor", TextArea).load_text(self.puzzle.starter)
+                self._clear_results("Back to the starter: press ctrl+r to run it.")
                 self.notify("Back to the starter. Your previous code is kept as a backup file.")
 
         self.push_screen(Confirm(f"Reset {self.puzzle.title} to its starter file?",
@@ -299,7 +415,7 @@ class TutorApp(App):
             return
         from .screens.reference import ReferenceScreen
 
-        self.push_screen(ReferenceScreen(self.puzzle, self.query_one("#editor", TextArea).text))
+        self.push_screen(ReferenceScreen(self.puzzle, self._main.query_one("#editor", TextArea).text))
 
     def action_help(self) -> None:
         from .screens.help import HelpScreen
@@ -307,7 +423,7 @@ class TutorApp(App):
         self.push_screen(HelpScreen(self.BINDINGS))
 
     def action_hint(self) -> None:
-        panel = self.query_one(HintsPanel)
+        panel = self._main.query_one(HintsPanel)
         if panel.streaming:
             self.notify("A hint is on its way (esc cancels it).")
             return
@@ -333,13 +449,24 @@ class TutorApp(App):
         self._hint_cancel = threading.Event()
         seen = panel.seen()  # what the learner read, AI hints included: the model goes one step further
         panel.begin_ai(level, self.ai_settings.model)
-        self._ai_hint(self.puzzle, level, self.query_one("#editor", TextArea).text, self.last_result, seen,
+        self._ai_hint(self.puzzle, level, self._main.query_one("#editor", TextArea).text, self.last_result, seen,
                       self._hint_cancel)
 
     def check_action(self, action: str, parameters) -> bool | None:
         if action == "cancel_hint":  # escape is the editor's and the dialogs' unless a hint streams
             return self._hint_cancel is not None
+        if action == "zoom":  # a small terminal's panes are tabs, each the whole width already
+            return not self._narrow
+        if action == "hint_key":  # the letter types in the code pane, whatever has the focus there
+            return self._pane_of_focus() != "code" and not self._code_on_show()
         return super().check_action(action, parameters)
+
+    def _code_on_show(self) -> bool:
+        return self._narrow and not self._main.query_one("#code-pane").has_class("-hidden")
+
+    def action_hint_key(self) -> None:
+        if self.check_action("hint_key", ()):
+            self.action_hint()
 
     def action_optimise(self) -> None:
         if not self.store.progress(self.puzzle.id).solved:
@@ -347,7 +474,7 @@ class TutorApp(App):
             return
         from ..coach.optimise import PuzzleTarget
 
-        code = self.query_one("#editor", TextArea).text
+        code = self._main.query_one("#editor", TextArea).text
         self._open_optimiser(PuzzleTarget(self.puzzle, code, backend=self.backend), code,
                              worked=lambda: self.action_reference())
 
@@ -399,7 +526,7 @@ class TutorApp(App):
         the engine's child process."""
         from ..ai.hints import HintLog, HintOutcome, SimChecker, ask_hint, failure_context
 
-        panel = self.query_one(HintsPanel)
+        panel = self._main.query_one(HintsPanel)
         last = [0.0]
 
         def progress(received: int) -> None:  # a count only, a few times a second
@@ -425,7 +552,7 @@ class TutorApp(App):
         self._hint_cancel = None
         if puzzle_id != self.puzzle.id:
             return  # the learner moved on; the panel shows the new puzzle
-        self.query_one(HintsPanel).finish_ai(outcome)
+        self._main.query_one(HintsPanel).finish_ai(outcome)
         if not outcome.cancelled:
             self.store.record_hint(puzzle_id, outcome.level)  # the ladder position, AI or authored
             if outcome.source == "ai":
@@ -434,11 +561,17 @@ class TutorApp(App):
     def action_switch_backend(self) -> None:
         choices = [b for b in BACKENDS if b != "numba-sim"]
         nxt = choices[(choices.index(self.backend) + 1) % len(choices)] if self.backend in choices else "sim"
+        if nxt == "gpu" and not gpu_present():
+            self.notify("This machine has no CUDA GPU, so your runs stay on the simulator, which checks "
+                        "everything a GPU would and more. On a machine with a GPU, F8 switches to it.",
+                        timeout=8)
+            return
         self.backend = nxt
 
     def watch_backend(self, old: str, new: str) -> None:
         if self.runner is not None and self.runner.backend != new:
             old_runner = self.runner
+            self._warm = False
             self.runner = Runner(new, timeout=self._runner_timeout)
             old_runner.close()
             self._warm_runner()
@@ -450,14 +583,19 @@ class TutorApp(App):
     @on(TextArea.Changed, "#editor")
     def _edited(self, event: TextArea.Changed) -> None:
         self.autosaver.feed(self.puzzle.id, event.text_area.text, time.monotonic())
+        row = event.text_area.cursor_location[0]
+        if not self._narrow and \
+                len(event.text_area.document[row]) + event.text_area.gutter_width + 7 > self._code_width:
+            self._fit_code_pane()  # a line outgrew the pane: widen it (up to half the screen)
         if self.watching:
             if self._watch_timer is not None:
                 self._watch_timer.stop()
-            self._watch_timer = self.set_timer(WATCH_DELAY, self.action_run)
+            self._watch_timer = self.set_timer(WATCH_DELAY, self._watch_run)
 
     def _autosave_tick(self) -> None:
         if self.autosaver.due(time.monotonic()):
             self.autosaver.flush()
+        self._show_deferred()
 
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
@@ -465,14 +603,24 @@ class TutorApp(App):
         self._update_titles()
 
     # -- running --------------------------------------------------------------------------------
+    def _watch_run(self) -> None:
+        """Watch mode runs only complete Python: a line still being typed leaves the last grid and
+        verdict where they are, with one quiet word under them."""
+        source = self._main.query_one("#editor", TextArea).text
+        problem = incomplete_python(source)
+        if problem:
+            self._main.query_one(VerdictView).quiet(f"watch: {problem}; the last run stays on screen until it parses.")
+            return
+        self.action_run()
+
     def action_run(self) -> None:
         self.autosaver.flush()
         self._generation += 1
-        source = self.query_one("#editor", TextArea).text
+        source = self._main.query_one("#editor", TextArea).text
         if self._running_since is not None and time.monotonic() - self._running_since > 0.3:
             self.runner.cancel()  # a newer run replaces a slow one; a quick one just finishes unseen
-        self._running_since = time.monotonic()
-        self.query_one(VerdictView).running(self.backend)
+        self._running_since = self._pressed_at = time.monotonic()
+        self._main.query_one(VerdictView).running(self.backend, starting=not self._warm)
         self._compiled.clear()
         if self.backend == "sim":  # a GPU run compiles for real anyway
             self._compile(self._generation, self.puzzle.id, source, self.compiler)
@@ -498,27 +646,32 @@ class TutorApp(App):
             error = str(e)
         except Exception as e:  # never a traceback in the UI
             error = f"{type(e).__name__}: {e}"
+        self._warm = self._warm or result is not None
         self.post_message(RunFinished(generation, puzzle_id, result, error, time.perf_counter() - started))
+
+    def _waited(self, seconds: float) -> float:
+        """The learner's whole wait: from the key press, the process's start and the compiler included."""
+        return max(seconds, time.monotonic() - self._pressed_at) if self._pressed_at is not None else seconds
 
     def _waiting_for_gpu(self, generation: int, ahead: int) -> None:
         """Other learners' runs hold the shared GPU (engine.gpulock): say how many are ahead."""
         if generation == self._generation:
-            self.query_one(VerdictView).waiting(waiting_text(ahead))
+            self._main.query_one(VerdictView).waiting(waiting_text(ahead))
 
     @on(RunFinished)
     def _run_finished(self, message: RunFinished) -> None:
         if message.generation != self._generation or message.puzzle != self.puzzle.id:
             return  # a newer run or another puzzle took over
         self._running_since = None
-        verdict_view = self.query_one(VerdictView)
+        verdict_view = self._main.query_one(VerdictView)
         if message.error is not None:
             verdict_view.error(message.error)
             return
         result = message.result
         self._pending_run = (message.generation, result, message.seconds)
-        self.query_one(ThreadPane).show_runs(result.runs)
+        self._main.query_one(ThreadPane).show_runs(result.runs)
         waiting = self.backend == "sim" and message.generation not in self._compiled
-        verdict_view.show(result.verdict, message.seconds, compiling=waiting)
+        verdict_view.show(result.verdict, self._waited(message.seconds), compiling=waiting)
         if not waiting:
             self._finalise(message.generation)
 
@@ -542,30 +695,48 @@ class TutorApp(App):
         add_compile_result(verdict, failure, note)
         was_solved = self.store.progress(self.puzzle.id).solved
         self.store.record_run(self.puzzle.id, verdict.passed)
-        self.query_one(VerdictView).show(verdict, seconds)
+        self._main.query_one(VerdictView).show(verdict, self._waited(seconds))
         self.last_result = result
         if verdict.passed and not was_solved:
             reference = "The lesson" if self.solutions_policy == "never" else \
                 "The reference is now open to you (F3), and the lesson"
             self.notify(f"Solved {self.puzzle.title}! {reference} ends with what you learned.", title="Passed",
                         timeout=8)
-            self.query_one("#lesson", Markdown).update(self._lesson_text())
+            self._main.query_one("#lesson", Markdown).update(self._lesson_text())
         self._update_titles()
 
     @on(VerdictView.FailureSelected)
     def _failure_selected(self, event: VerdictView.FailureSelected) -> None:
         failure = event.failure
-        editor = self.query_one("#editor", TextArea)
-        if failure.line:
-            row = max(0, failure.line - 1)
-            editor.move_cursor((row, 0))
-            editor.select_line(row)
-            editor.scroll_cursor_visible(center=True)
+        editor = self._main.query_one("#editor", TextArea)
+        if failure.line:  # the cursor on the line's code, never a selection the next key would replace
+            row = min(max(0, failure.line - 1), editor.document.line_count - 1)
+            line = editor.document[row]
+            editor.move_cursor((row, len(line) - len(line.lstrip())), center=True)
         if failure.thread is not None:
-            self.query_one(ThreadPane).select(failure.block, failure.thread, config=failure.config)
-        if self.screen.has_class("-narrow"):
-            self._switcher().active = "tab-code"
-        editor.focus()
+            self._main.query_one(ThreadPane).select(failure.block, failure.thread, config=failure.config)
+        self.action_pane("code")
+
+    # -- notices and dialogs ----------------------------------------------------------------------
+    def notify(self, message, *, title: str = "", severity="information", timeout=None, markup: bool = True):
+        """A toast never draws over an open dialog: it waits until the dialog closes."""
+        if isinstance(self.screen, ModalScreen):
+            self._deferred.append((message, dict(title=title, severity=severity, timeout=timeout, markup=markup)))
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def push_screen(self, screen, *args, **kwargs):
+        if isinstance(screen, ModalScreen):
+            self.clear_notifications()  # a toast already up would draw over the dialog
+        return super().push_screen(screen, *args, **kwargs)
+
+    def _show_deferred(self) -> None:
+        """From the autosave tick: the notices held while a dialog was open, once none is."""
+        if not self._deferred or isinstance(self.screen, ModalScreen):
+            return
+        held, self._deferred = self._deferred, []
+        for message, options in held:
+            self.notify(message, **options)
 
     # -- shutting down --------------------------------------------------------------------------
     async def action_quit(self) -> None:
@@ -578,6 +749,19 @@ class TutorApp(App):
         for runner in (self.runner, self.compiler):
             if runner is not None:
                 runner.close()
+
+
+def incomplete_python(source: str) -> str | None:
+    """What stops `source` from parsing, in a few words, or None. Parsing runs none of it."""
+    import ast
+
+    try:
+        ast.parse(source)
+    except SyntaxError as e:
+        return f"line {e.lineno} is not complete Python yet ({e.msg})"
+    except (ValueError, RecursionError, MemoryError) as e:
+        return f"the file does not parse ({type(e).__name__})"
+    return None
 
 
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,

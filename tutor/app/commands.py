@@ -10,6 +10,7 @@ ACTIONS = [
     ("Run the kernel", "run", "ctrl+r / f5"),
     ("Toggle watch mode", "toggle_watch", "ctrl+w"),
     ("Reveal the next hint", "hint", "f7 / ctrl+t"),
+    ("Reveal the next hint (the h key, from the lesson or the thread pane)", "hint_key", "h"),
     ("Cancel the AI hint on its way", "cancel_hint", "escape"),
     ("Optimise this solved puzzle with the AI coach", "optimise", "f6"),
     ("Optimise a coaching task (softmax, matmul, attention ...) with the AI coach", "optimise_task", ""),
@@ -20,7 +21,11 @@ ACTIONS = [
     ("Switch backend (simulator / GPU)", "switch_backend", "f8"),
     ("Reset to the starter file", "reset", "f9"),
     ("Keys and help", "help", "f1"),
-    ("Next pane (small terminals)", "next_pane", "f4"),
+    ("Next pane", "next_pane", "f4"),
+    ("Go to the lesson", "pane('lesson')", "ctrl+l"),
+    ("Go to the code editor", "pane('code')", "ctrl+e"),
+    ("Go to the thread grid", "pane('threads')", "ctrl+g"),
+    ("Zoom the pane you are in (again to bring the others back)", "zoom", "ctrl+f"),
     ("Quit", "quit", "ctrl+q"),
 ]
 

@@ -15,7 +15,8 @@ class Confirm(ModalScreen[bool]):
         align: center middle;
     }
     Confirm > Vertical {
-        width: 60;
+        width: 64;
+        max-width: 100%;
         height: auto;
         border: thick $warning;
         background: $surface;
@@ -25,6 +26,9 @@ class Confirm(ModalScreen[bool]):
         height: auto;
         align: right middle;
         margin-top: 1;
+    }
+    Confirm Label {
+        width: 1fr;
     }
     Confirm Button {
         margin-left: 2;
@@ -39,7 +43,7 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"[b]{self.question}[/]")
+            yield Label(f"[b]{self.question}[/]")  # a width, so each Label wraps instead of cutting
             if self.detail:
                 yield Label(self.detail)
             with Horizontal():

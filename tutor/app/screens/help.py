@@ -8,6 +8,10 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+# A terminal sends ctrl+h as Backspace: the binding serves the terminals that tell them apart, but
+# advising it would send most learners' Backspace hunting for hints.
+NOT_LISTED = {"ctrl+h"}
+
 THREAD_KEYS = [
     ("arrow keys", "move between threads in the thread grid"),
     ("[ and ]", "step back and forward through barrier phases"),
@@ -41,10 +45,11 @@ class HelpScreen(ModalScreen[None]):
         rows = ["# Keys", "", "| key | what it does |", "|---|---|"]
         seen = set()
         for b in self.app_bindings:
-            if b.action in seen and not b.show:
+            if b.action in seen and not b.show or b.key in NOT_LISTED:
                 continue
             seen.add(b.action)
-            keys = " / ".join(k for bb in self.app_bindings if bb.action == b.action for k in bb.key.split(","))
+            keys = " / ".join(k for bb in self.app_bindings if bb.action == b.action for k in bb.key.split(",")
+                              if k not in NOT_LISTED)
             what = b.tooltip or b.description
             rows.append(f"| {keys.replace('question_mark', '?')} | {what} |")
         for keys, what in THREAD_KEYS:

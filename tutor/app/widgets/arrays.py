@@ -117,12 +117,21 @@ class ArrayView(StyledLines, can_focus=True):
         last = self.phase >= self.model.n_phases - 1
         when = "at the end" if last else f"after phase {self.phase}"
         self._lines.append([(f"memory {when}", "arrayview--title")])
-        line = [(" read ", "arrayview--read"), (" ", None), (" written ", "arrayview--written"),
-                (f" by {who} · ", "arrayview--note"), (" others ", "arrayview--others")]
-        if last and self.model.wrong_cells:
-            line += [(" · ", "arrayview--note"), ("exp/got", "arrayview--wrong"),
-                     (" wrong", "arrayview--note")]
-        self._lines.append(line)
+        dot = [("·", "arrayview--note")]
+        keys = [[(f"{who}:", "arrayview--note")], [(" read ", "arrayview--read")],
+                [(" written ", "arrayview--written")], dot, [(" others ", "arrayview--others")]]
+        if last and self.model.wrong_cells:  # one key, so `exp/got` and its meaning stay together
+            keys += [dot, [("exp/got", "arrayview--wrong"), (" = expected/got", "arrayview--note")]]
+        # As many keys on a row as fit the pane: a cut legend leaves `6/-4` unexplained. A row
+        # neither starts nor ends on a separator.
+        width, row = self._built_width, []
+        for key in keys:
+            joined = row + [(" ", None)] + key if row else key
+            if row and sum(len(t) for t, _ in joined) > width:
+                self._lines.append(row[:-2] if row[-1] == dot[0] else row)
+                joined = [] if key is dot else key
+            row = joined
+        self._lines.append(row)
 
     def _array(self, info: ArrayModel) -> None:
         m = self.model

@@ -11,7 +11,7 @@ escaped (tutor.textsafe) and its links are not opened on a click. The status lin
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static
 
 from ...textsafe import terminal_safe
@@ -32,6 +32,10 @@ class HintsPanel(Vertical):
     HintsPanel Markdown {
         margin: 0;
     }
+    HintsPanel #hints-scroll {
+        height: auto;
+        max-height: 40vh;
+    }
     """
 
     def __init__(self, **kwargs):
@@ -45,7 +49,9 @@ class HintsPanel(Vertical):
         self._note = ""    # a withheld reply, a failure
 
     def compose(self) -> ComposeResult:
-        yield Static("Hints: press F7 (or h outside the editor) for a nudge.", id="hints-title", markup=False)
+        yield Static("Hints: press F7 (or h in the lesson) for a nudge.", id="hints-title", markup=False)
+        # Its own scroll, so hint 3 is never below a fixed edge: the wheel and the arrow keys move it.
+        yield VerticalScroll(id="hints-scroll")
 
     def show_puzzle(self, puzzle, already_shown: int) -> None:
         self._hints = list(puzzle.hints)
@@ -137,7 +143,7 @@ class HintsPanel(Vertical):
             parts.append(f"**{heading}** {text or '…'}")
         left = len(self._hints) - self.shown
         title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · F7 for the next" if left else "")
-                 if self.shown or self._ai else "Hints: press F7 (or h outside the editor) for a nudge.")
+                 if self.shown or self._ai else "Hints: press F7 (or h in the lesson) for a nudge.")
         for line in (self._note, self._status):
             if line:
                 title += f"\n{line}"
@@ -145,9 +151,17 @@ class HintsPanel(Vertical):
         found = self.query("#hints-text")
         if not parts and not found:
             return  # no Markdown widget until there is a hint to show: it is costly to build
+        scroll = self.query_one("#hints-scroll", VerticalScroll)
         if not found:  # built with its text: an update before it is mounted would be lost
-            self.mount(Markdown("\n\n".join(parts), id="hints-text", open_links=False))
-            return
-        text = found.first(Markdown)
-        text.update("\n\n".join(parts))
-        text.display = bool(parts)
+            done = scroll.mount(Markdown("\n\n".join(parts), id="hints-text", open_links=False))
+        else:
+            text = found.first(Markdown)
+            done = text.update("\n\n".join(parts))
+            text.display = bool(parts)
+        self.call_next(self._show_newest, done)
+
+    async def _show_newest(self, done) -> None:
+        """The newest hint is the one just asked for: once its text is laid out, the end of the box."""
+        await done
+        scroll = self.query_one("#hints-scroll", VerticalScroll)
+        self.call_after_refresh(lambda: scroll.scroll_end(animate=False, immediate=True))

@@ -22,7 +22,10 @@ MAX_ROWS = 5000
 
 
 class ThreadDetail(StyledLines, can_focus=True):
-    """The selected thread's accesses, the current phase's rows emphasised."""
+    """The selected thread's accesses, the current phase's rows emphasised. Rows fold to the pane's
+    width and open with their source line, so a narrow pane never cuts the line number off."""
+
+    wrap = True
 
     COMPONENT_CLASSES = {
         "threaddetail--title",
@@ -111,7 +114,7 @@ class ThreadDetail(StyledLines, can_focus=True):
                 self._first_current = len(self._lines)
             comp = "threaddetail--current" if current else "threaddetail--other"
             row = [("▸ " if current else "  ", comp),
-                   (ev.text(), "threaddetail--bad" if ev.out_of_bounds else comp)]
+                   (_row_text(ev), "threaddetail--bad" if ev.out_of_bounds else comp)]
             if n in wrong_writes:
                 row.append((f"  ✗ should be {fmt_value(wrong_writes[n])}", "threaddetail--bad"))
             self._lines.append(row)
@@ -138,10 +141,20 @@ class ThreadDetail(StyledLines, can_focus=True):
             self.scroll_to(y=0, animate=False, immediate=True)
             return
         height = self.scrollable_content_region.height or self.size.height
-        y = self._first_current
+        y = self.row_of(self._first_current)
         if height and not (self.scroll_y <= y < self.scroll_y + height - 1):
             self.scroll_to(y=max(0, y - 1), animate=False, immediate=True)
 
+
+def _row_text(ev) -> str:
+    """One access as the detail lists it: the line first; the phase is the barrier rows' to say."""
+    text = ev.text()
+    head = f"phase {ev.phase}  "
+    tail = f"  line {ev.line}"
+    body = text[len(head):] if text.startswith(head) else text
+    if tail in body:
+        body = body.replace(tail, "", 1)
+    return f"line {ev.line:<3} {body}"
 
 
 __all__ = ["ThreadDetail"]

@@ -23,8 +23,12 @@ from .grid import ThreadGrid
 from .thread_detail import ThreadDetail
 
 
+EMPTY = ("No run to show yet. Press ctrl+r: each thread of the launch appears here as a cell, with "
+         "what it read and wrote, and the memory after each barrier.")
+
+
 class ThreadPane(Vertical):
-    """Grid, arrays and thread detail for a list of ConfigRuns, with a one-line header."""
+    """Grid, arrays and thread detail for a list of ConfigRuns, with a header line (wrapped when the pane is narrow)."""
 
     BINDINGS = [
         Binding("comma", "config(-1)", "previous config"),
@@ -36,7 +40,8 @@ class ThreadPane(Vertical):
         height: 1fr;
     }
     ThreadPane > #thread-pane-header {
-        height: 1;
+        height: auto;
+        max-height: 3;
         padding: 0 1;
         background: $panel;
         color: $text;
@@ -57,6 +62,14 @@ class ThreadPane(Vertical):
     }
     ThreadPane ThreadDetail {
         height: 1fr;
+    }
+    ThreadPane.-empty > #thread-pane-header {
+        height: auto;
+        background: $surface;
+        color: $text-muted;
+    }
+    ThreadPane.-empty > #thread-pane-body {
+        display: none;
     }
     ThreadPane.-narrow > #thread-pane-body {
         layout: vertical;
@@ -185,8 +198,9 @@ class ThreadPane(Vertical):
 
     def _header(self) -> None:
         header = self.query_one("#thread-pane-header", Static)
-        if not self.runs:
-            header.update(Text("no launch to show", no_wrap=True, overflow="ellipsis"))
+        self.set_class(not self.runs, "-empty")
+        if not self.runs:  # one line that says what will be here, not three empty views
+            header.update(Text(EMPTY))
             return
         narrow = self.has_class("-narrow")
         run = self.runs[self.config_index]
@@ -208,7 +222,8 @@ class ThreadPane(Vertical):
                 else:
                     parts.append(f"thread {fmt_dim(thread)} of block {fmt_dim(block)}")
                     parts.append(STATUS_TITLES[model.status(tid)])
-        text = Text(" · ".join(parts), no_wrap=True, overflow="ellipsis")
+        # A narrow pane wraps the header (at 120x40 it is 27 columns) rather than cut the phase.
+        text = Text(" · ".join(parts), no_wrap=not narrow, overflow="ellipsis")
         if not narrow:
             text.append("    , . config   [ ] phase   p play", style="dim")
         header.update(text)

@@ -1,21 +1,38 @@
 """The verdict under the editor: passed, or each failure in plain words, most important first.
 
-Selecting a failure tells the app to move the cursor to its line and the thread grid to its thread.
+The summary ("FAILED 0 of 4 configs passed") stands above the list, never scrolled out of view
+by the failures under it. Selecting a failure tells the app to move the cursor to its line and
+the thread grid to its thread.
 """
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import OptionList
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...engine.trace import fmt_dim
 from ...engine.verdict import KIND_TITLES, Failure, Verdict
 
 
-class VerdictView(OptionList):
+class FailureList(OptionList):
+    """The failures, notes and prints of one verdict; the summary is the view's."""
+
+
+class VerdictView(Vertical):
     DEFAULT_CSS = """
     VerdictView {
+        background: $surface;
+    }
+    VerdictView > #verdict-head {
+        height: auto;
+        max-height: 4;
+        padding: 0 1;
+    }
+    VerdictView > FailureList {
+        height: 1fr;
         border: none;
         background: $surface;
     }
@@ -32,35 +49,62 @@ class VerdictView(OptionList):
         self.verdict: Verdict | None = None
         self.show_timings = True
 
+    def compose(self) -> ComposeResult:
+        yield Static(id="verdict-head")
+        yield FailureList(id="verdict-list")
+
     def on_mount(self) -> None:
         self.clear()
 
-    def clear(self) -> None:
+    @property
+    def list(self) -> FailureList:
+        return self.query_one(FailureList)
+
+    @property
+    def head_text(self) -> str:
+        """The summary line(s) as drawn, without styles."""
+        return str(self.query_one("#verdict-head", Static).render())
+
+    def focus(self, scroll_visible: bool = True):
+        return self.list.focus(scroll_visible)
+
+    def _head(self, markup: str) -> None:
+        self.query_one("#verdict-head", Static).update(markup)
+
+    def clear(self, text: str = "Press ctrl+r to run your kernel on every config.") -> None:
         self.verdict = None
         self._failures = []
-        self.clear_options()
-        self.add_option(Option("Press ctrl+r to run your kernel on every config.", disabled=True))
+        self.list.clear_options()
+        self._head(text)
 
-    def running(self, backend: str) -> None:
-        self.clear_options()
-        self.add_option(Option(f"Running on {backend}...", disabled=True))
+    def running(self, backend: str, starting: bool = False) -> None:
+        """A run in flight; `starting`: the backend's process is still warming up (the first run)."""
+        self.list.clear_options()
+        what = {"sim": "the simulator"}.get(backend, backend)
+        self._head(f"Starting {what} (the first run only)..." if starting else f"Running on {backend}...")
 
     def waiting(self, text: str) -> None:
         """Queued behind other learners' runs on a shared GPU: `text` says how many."""
-        self.clear_options()
-        self.add_option(Option(f"[b]{text}[/]: your run starts as soon as it is your turn.", disabled=True))
+        self.list.clear_options()
+        self._head(f"[b]{text}[/]: your run starts as soon as it is your turn.")
 
     def error(self, message: str) -> None:
-        self.clear_options()
-        self.add_option(Option(f"[b red]The run could not happen:[/] {_escape(message)}", disabled=True))
+        self.list.clear_options()
+        self._head(f"[b red]The run could not happen:[/] {_escape(message)}")
+
+    def quiet(self, message: str) -> None:
+        """A word that leaves the last verdict in place (watch mode, a line still being typed)."""
+        self._head(f"[dim]{_escape(message)}[/]")
 
     def show(self, verdict: Verdict, seconds: float, compiling: bool = False) -> None:
         self.verdict = verdict
         self._failures = list(verdict.failures)
-        self.clear_options()
+        options = self.list
+        options.clear_options()
         total = len(verdict.configs)
         ok = sum(1 for c in verdict.configs if c.passed)
-        took = f" ({seconds * 1000:.0f} ms)" if self.show_timings else ""
+        # From the key press to this verdict, the wait for a process or the GPU included.
+        took = (f" ({seconds * 1000:.0f} ms)" if seconds < 1 else f" ({seconds:.1f} s)") if self.show_timings else ""
         if verdict.passed and compiling:
             head = f"[b]Simulator: all {total} configs pass[/]{took} · the real compiler is checking it..."
         elif verdict.passed:
@@ -71,7 +115,7 @@ class VerdictView(OptionList):
             head = (f"[b red]FAILED[/] {ok} of {total} configs passed on {verdict.backend}{took} "
                     "· select a failure to see its line and thread")
         head += _device_outcome(verdict)
-        self.add_option(Option(head, disabled=True))
+        self._head(head)
         for n, f in enumerate(self._failures):
             where = []
             if f.line:
@@ -81,13 +125,14 @@ class VerdictView(OptionList):
             if f.config:
                 where.append(f"config '{f.config}'")
             label = f"[b]{KIND_TITLES[f.kind]}[/]" + (f" ({', '.join(where)})" if where else "")
-            self.add_option(Option(f"{label}\n{_escape(f.message)}", id=f"failure-{n}"))
+            options.add_option(Option(f"{label}\n{_escape(f.message)}", id=f"failure-{n}"))
         for note in verdict.notes:
-            self.add_option(Option(f"[dim]note: {_escape(note)}[/]", disabled=True))
+            options.add_option(Option(f"[dim]note: {_escape(note)}[/]", disabled=True))
         if verdict.printed:
-            self.add_option(Option(f"[dim]the kernel printed:[/]\n{_escape(verdict.printed[:800])}", disabled=True))
+            options.add_option(Option(f"[dim]the kernel printed:[/]\n{_escape(verdict.printed[:800])}",
+                                      disabled=True))
         if self._failures:
-            self.highlighted = 1
+            options.highlighted = 0
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
