@@ -35,8 +35,9 @@ from .widgets.verdict import VerdictView
 NARROW = 110  # below this many columns the three panes become tabs
 WATCH_DELAY = 0.6
 CODE_MIN = 66  # the code pane's columns at the least: 55 characters of code beside the gutter
-PANES = {"lesson": ("lesson-pane", "tab-lesson"), "code": ("code-pane", "tab-code"),
-         "threads": ("threads", "tab-threads")}
+# name: (the pane's id, its tab in a small terminal, the widget that takes the keys in it)
+PANES = {"lesson": ("lesson-pane", "tab-lesson", "lesson-scroll"), "code": ("code-pane", "tab-code", "editor"),
+         "threads": ("threads", "tab-threads", "thread-grid")}
 
 
 class RunFinished(Message):
@@ -238,11 +239,17 @@ class TutorApp(App):
             return
         editor = self._main.query_one("#editor", TextArea)
         longest = max((len(line) for line in editor.text.splitlines()), default=0)
+        self._code_width = self._code_width_for(longest)
+        pane.styles.width = self._code_width
+
+    def _code_width_for(self, longest: int) -> int:
+        """The code pane's columns for a longest line of `longest` characters."""
+        pane = self._main.query_one("#code-pane")
+        editor = self._main.query_one("#editor", TextArea)
         # Beside the code: the gutter, the pane's border, the editor's scrollbar, a cell for the cursor.
         frame = pane.size.width - editor.scrollable_content_region.width if pane.size.width else 6
         need = longest + editor.gutter_width + max(frame, 4) + 1
-        self._code_width = max(CODE_MIN, min(need, self.size.width // 2))
-        pane.styles.width = self._code_width
+        return max(CODE_MIN, min(need, self.size.width // 2))
 
     def _switcher(self) -> Tabs:
         """The pane tabs of a small terminal."""
@@ -256,25 +263,21 @@ class TutorApp(App):
         return "lesson" if self._main.query_one("#editor", TextArea).text == self.puzzle.starter else "code"
 
     def _show_pane(self, tab_id: str) -> None:
-        for pane, tab in PANES.values():
+        for pane, tab, _ in PANES.values():
             self._main.query_one(f"#{pane}").set_class(tab != tab_id, "-hidden")
-        name = next(n for n, (_, tab) in PANES.items() if tab == tab_id)
-        shown = self._main.query_one(f"#{PANES[name][0]}")
-        focused = self.focused
-        if focused is None or not (focused is shown or shown in focused.ancestors):
+        name = next(n for n, (_, tab, _) in PANES.items() if tab == tab_id)
+        if not self._holds_focus(name):
             self._focus_pane(name)  # the pane on show has the keys: letters never fire shortcuts elsewhere
 
     def _focus_pane(self, name: str) -> None:
-        target = {"lesson": "#lesson-scroll", "code": "#editor", "threads": "#thread-grid"}[name]
-        self._main.query_one(target).focus()
+        self._main.query_one(f"#{PANES[name][2]}").focus()
+
+    def _holds_focus(self, name: str) -> bool:
+        focused, pane = self.focused, self._main.query_one(f"#{PANES[name][0]}")
+        return focused is not None and (focused is pane or pane in focused.ancestors)
 
     def _pane_of_focus(self) -> str:
-        focused = self.focused
-        for name, (pane, _) in PANES.items():
-            node = self._main.query_one(f"#{pane}")
-            if focused is not None and (focused is node or node in focused.ancestors):
-                return name
-        return "code"
+        return next((name for name in PANES if self._holds_focus(name)), "code")
 
     @on(Tabs.TabActivated, "#switcher")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -311,7 +314,7 @@ class TutorApp(App):
 
     def _unzoom(self) -> None:
         self._main.remove_class("-zoomed")
-        for pane, _ in PANES.values():
+        for pane, _, _ in PANES.values():
             self._main.query_one(f"#{pane}").remove_class("-zoom")
         self._fit_code_pane()
 
@@ -583,9 +586,8 @@ class TutorApp(App):
     @on(TextArea.Changed, "#editor")
     def _edited(self, event: TextArea.Changed) -> None:
         self.autosaver.feed(self.puzzle.id, event.text_area.text, time.monotonic())
-        row = event.text_area.cursor_location[0]
-        if not self._narrow and \
-                len(event.text_area.document[row]) + event.text_area.gutter_width + 7 > self._code_width:
+        line = event.text_area.document[event.text_area.cursor_location[0]]
+        if not self._narrow and self._code_width_for(len(line)) > self._code_width:
             self._fit_code_pane()  # a line outgrew the pane: widen it (up to half the screen)
         if self.watching:
             if self._watch_timer is not None:
