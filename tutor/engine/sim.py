@@ -220,6 +220,7 @@ class Launch:
         self.arg_types = launch_types([value for _, value in named_args])
         self.args = [self._wrap_arg(name, value) for name, value in named_args]
         self.trace.scalars, self.trace.constants = _scalars_and_constants(kernel, named_args)
+        self.oob_places: set = set()  # (array, code, instruction) whose access text is noted (simarray)
         self._shared = {}
         self._const = {}
         self._cur = None

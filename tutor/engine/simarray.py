@@ -425,9 +425,7 @@ def _note_code(st, frame) -> None:
     (`a[i + 1]`, `out[i, j]`, a `cuda.atomic.add(...)` call), from the position of the instruction
     the kernel's frame is executing, so the report can name the index expression that went out.
     Kept once per array, line and text, for a few dozen; nothing is noted where it is unknown."""
-    trace = getattr(st, "trace", None)
-    if trace is None:
-        return
+    trace = st.trace
     notes = trace.oob_code
     if notes is None:
         notes = trace.oob_code = {}
@@ -436,28 +434,16 @@ def _note_code(st, frame) -> None:
     events = st.events
     e = events[-1]
     place = (e[2], frame.f_code, frame.f_lasti)  # this array at this instruction: noted already?
-    seen = _noted_places(st)
-    if place in seen:
+    if place in st.oob_places:
         return
-    seen.add(place)
-    text = _code_at(frame, getattr(st, "source_lines", None), getattr(st, "filename", None))
+    st.oob_places.add(place)
+    text = _code_at(frame, st.source_lines, st.filename)
     if text is None:
         return
     for i, known in notes.items():
         if known == text and events[i][2] == e[2] and events[i][5] == e[5]:
             return
     notes[len(events) - 1] = text
-
-
-def _noted_places(st) -> set:
-    places = getattr(st, "_oob_places", None)
-    if places is None:
-        places = set()
-        try:
-            st._oob_places = places
-        except AttributeError:  # a stand-in launch with slots: note every time
-            pass
-    return places
 
 
 def _code_at(frame, lines, filename) -> str | None:
