@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tutor.engine import detect
-from tutor.engine.check import ConfigRun, check_sim, simulate
+from tutor.engine.check import ConfigRun, check_sim, racing_of, simulate
 from tutor.engine.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, build,
                                     fmt_value)
 from tutor.engine.trace import OOB_READ
@@ -141,10 +141,13 @@ def sim_run(source, blocks, threads, named, expected=None):
     """A ConfigRun for any kernel, the way check_sim makes one."""
     trace, failures = simulate(textwrap.dedent(source).lstrip("\n"), blocks, threads, named)
     out = dict(named)["out"]
+    bad = None
     if expected is not None:
         failures += detect.wrong_output(trace, "test", expected, out, 1e-5)
+        bad = detect.bad_cells(expected, out, 1e-5)
     config = LaunchConfig("test", threads, blocks, {k: v.shape for k, v in named if hasattr(v, "shape")})
-    return ConfigRun(config, {}, expected if expected is not None else out.copy(), out, trace, failures)
+    return ConfigRun(config, {}, expected if expected is not None else out.copy(), out, trace, failures,
+                     raced=racing_of(trace, failures), bad=bad)
 
 
 # -- statuses ----------------------------------------------------------------------------------------
@@ -352,3 +355,44 @@ def test_speed_on_a_big_trace():
     print(f"\n{len(run.trace.events)} events: model built in {built:.3f}s, "
           f"every phase of every shown array in {walked:.3f}s")
     assert m.status_counts() == {"ok": n * n}
+
+
+MAP_OFF_BY_A_LITTLE = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        i = cuda.threadIdx.x
+        if i < 70:
+            out[i] = a[i] + 11
+        else:
+            out[i] = (a[i] + 10) * 1.00003
+    """
+
+
+def test_grid_paints_only_the_cells_the_check_found_wrong_at_the_puzzles_tolerance():
+    """70 cells are wrong by 1; 30 more are off by 3e-5 relative, inside a tolerance of 1e-4 (as
+    layernorm's) but outside the grid's old default of 1e-5. The verdict keeps 64 cells' details;
+    the grid once filled in the rest at its own tolerance and painted 100 cells red."""
+    import dataclasses
+
+    puzzle = load_catalog().get("map")
+    n = 100
+    config = LaunchConfig(f"{n} elements", (n,), (1,), {"out": (n,), "a": (n,)})
+    puzzle = dataclasses.replace(puzzle, tolerance=1e-4, configs=[config])
+    result = check_sim(puzzle, textwrap.dedent(MAP_OFF_BY_A_LITTLE).lstrip("\n"), seed=1, n_random=0, compile=False)
+    wrong = [f for f in result.verdict.failures if f.kind == "wrong_output"]
+    assert wrong and wrong[0].count == 70
+    m = build(result.runs[0])
+    assert sorted(m.wrong_cells) == list(range(70))
+    assert m.status_counts() == {"wrong": 70, "ok": 30}
+
+
+def test_grid_takes_the_racing_threads_from_the_run_not_from_the_trace():
+    """The race was found in the child that ran the kernel; the view draws the run's answer."""
+    run = run_of("dot", DOT_NO_BARRIER)
+    assert run.raced and build(run).raced == set(run.raced)
+    forged = ConfigRun(run.config, run.inputs, run.expected, run.got, run.trace, run.failures,
+                       raced=[0, -1, 10 ** 9, "3"], bad=run.bad)
+    assert build(forged).raced == {0}  # out-of-range or non-int thread numbers are dropped

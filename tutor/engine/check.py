@@ -37,6 +37,11 @@ class ConfigRun:
     failures: list = field(default_factory=list)
     seconds: float = 0.0
     timed: np.ndarray | None = None  # on a GPU: the output of every timed run, stacked, for the judge
+    # What the checks found, for the views to draw without deciding anything again: every thread on
+    # either side of a race (the simulator's child, beside detect.races), and the cells of `out` the
+    # judge found wrong at the puzzle's own tolerance (None: not compared, e.g. the run stopped).
+    raced: list = field(default_factory=list)
+    bad: np.ndarray | None = None
 
 
 @dataclass
@@ -193,23 +198,33 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
             trace.printed = printed.getvalue()[:MAX_PRINTED]
             failures = [failure_from_dict(f, config.name) for f in launch.failures]
             failures += detect.find_all(trace, config.name, puzzle.budget_for(config), puzzle.require)
-            result.runs.append(ConfigRun(config, inputs, None, out, trace, failures, time.perf_counter() - started))
+            result.runs.append(ConfigRun(config, inputs, None, out, trace, failures, time.perf_counter() - started,
+                                         raced=racing_of(trace, failures)))
             verdict.failures += failures
             verdict.configs.append(_config_result(config, not failures))
             if any(f.kind == "timeout" for f in failures) or time.monotonic() > deadline:
                 break
     verdict.printed = printed.getvalue()[:MAX_PRINTED]
     if compile:
-        from .compile import compile_check, nvvm_missing
-
-        missing = nvvm_missing()
-        if missing:
-            verdict.notes.append(missing)
-        else:
-            failure = compile_check(source, filename, puzzle.signature, arg_types(puzzle, puzzle.configs[0]))
-            if failure is not None:
-                verdict.failures.insert(0, failure)
+        add_compile_result(verdict, *compile_puzzle(puzzle, source, filename))
     return result
+
+
+def racing_of(trace, failures: list[Failure]) -> list[int]:
+    """Every thread of every race the detectors reported, for the grid (none when none was)."""
+    return sorted(detect.racing_threads(trace)) if any(f.kind == "race" for f in failures) else []
+
+
+def compile_puzzle(puzzle: Puzzle, source: str, filename: str) -> tuple[Failure | None, str | None]:
+    """The real Numba compiler's word on a learner's file: (its failure or None, a note when it
+    could not be asked). The app asks it in a second child beside the simulator's run, the CLI in
+    the run's own child; both merge it with add_compile_result."""
+    from .compile import compile_check, nvvm_missing
+
+    missing = nvvm_missing()
+    if missing:
+        return None, missing
+    return compile_check(source, filename, puzzle.signature, arg_types(puzzle, puzzle.configs[0])), None
 
 
 STOPPING = ("runtime_error", "timeout", "unsupported")
@@ -221,9 +236,10 @@ def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_t
     report, or an output of the wrong shape, fails: the child's word is not taken for it."""
     verdict = result.verdict
     for n, (run, p) in enumerate(zip(result.runs, planned)):
-        run.expected = p.expected
+        run.expected, run.bad = p.expected, None  # the child's word on which cells are wrong is not taken
         stopped = any(f.kind in STOPPING for f in run.failures)
         if run.got is not None and (not stopped or not run.failures):
+            run.bad = detect.bad_cells(p.expected, np.asarray(run.got), puzzle.tolerance)
             wrong = detect.wrong_output(run.trace, p.config.name, p.expected, np.asarray(run.got), puzzle.tolerance)
             if not wrong:
                 wrong = _timed_differ(run, p, puzzle.tolerance)
@@ -313,7 +329,8 @@ def merge_device(sim: CheckResult, device: CheckResult) -> CheckResult:
 
 
 def add_compile_result(verdict: Verdict, failure: Failure | None, note: str | None) -> None:
-    """The real compiler's word, heard beside a simulator run (the app runs both at once)."""
+    """The real compiler's word (compile_puzzle) merged into a simulator run's verdict: the one
+    merge, for the CLI's run and for the app, which hears the compiler after the simulator."""
     if failure is not None:
         verdict.failures = fold(one_root_cause([failure] + verdict.failures))
         verdict.passed = False

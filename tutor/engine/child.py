@@ -49,14 +49,9 @@ def handle(backend: str, request: dict, catalogs: dict):
             catalogs[root] = load_catalog(root)
         puzzle = catalogs[root].get(request["puzzle"])
         if op == "compile":
-            from .check import arg_types
-            from .compile import compile_check, nvvm_missing
+            from .check import compile_puzzle
 
-            missing = nvvm_missing()
-            if missing:
-                return None, missing
-            return compile_check(request["source"], request["filename"], puzzle.signature,
-                                 arg_types(puzzle, puzzle.configs[0])), None
+            return compile_puzzle(puzzle, request["source"], request["filename"])
         if request.get("untrusted") and backend == "numba-sim":  # Numba's simulator runs kernels as Python
             from .check import CheckResult
             from .verdict import Failure, Verdict

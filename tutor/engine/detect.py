@@ -743,6 +743,16 @@ def _coalescing(trace: Trace, config: str) -> list[Failure]:
 
 
 # -- output ----------------------------------------------------------------------------------------
+def bad_cells(expected: np.ndarray, got: np.ndarray, tolerance: float) -> np.ndarray | None:
+    """The one rule for a wrong cell, for the verdict and the grid alike: not within `tolerance`
+    (relative and absolute) of the answer, or not finite. None when the shapes differ."""
+    if np.shape(expected) != np.shape(got):
+        return None
+    val = np.asarray(got, dtype=np.float64)
+    return ~(np.isclose(val, np.asarray(expected, dtype=np.float64), rtol=tolerance, atol=tolerance)
+             & np.isfinite(val))
+
+
 def wrong_output(trace: Trace | None, config: str, expected: np.ndarray, got: np.ndarray,
                  tolerance: float, out_name: str = "out") -> list[Failure]:
     if expected.shape != got.shape:
@@ -750,7 +760,7 @@ def wrong_output(trace: Trace | None, config: str, expected: np.ndarray, got: np
                         message=f"{out_name} has shape {got.shape} but the answer has shape {expected.shape}.")]
     exp = expected.astype(np.float64)
     val = got.astype(np.float64)
-    ok = np.isclose(val, exp, rtol=tolerance, atol=tolerance) & np.isfinite(val)
+    ok = ~bad_cells(expected, got, tolerance)
     if ok.all():
         return []
     writers = {}
@@ -809,5 +819,5 @@ def _fmt(x):
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:.6g}"
 
 
-__all__ = ["find_all", "out_of_bounds", "races", "racing_threads", "uninitialized_reads", "budgets",
+__all__ = ["find_all", "bad_cells", "out_of_bounds", "races", "racing_threads", "uninitialized_reads", "budgets",
            "requirements", "wrong_output", "LOCAL"]

@@ -1,11 +1,12 @@
 """What the thread pane draws, derived once from a finished launch.
 
 The pane redraws on every key press (a new thread, the next phase, an animation tick), and a tiled
-matmul's trace holds more than half a million events. So the expensive questions — which threads
-raced or went out of bounds, which events belong to which thread, what each array held when a
-phase began — are answered here once, with numpy indexes built up front and per-array and
-per-phase answers computed on first use and cached. The widgets only look things up; none of them
-walks the trace, and none of them decides on its own what "wrong" or "raced" means.
+matmul's trace holds more than half a million events. So the expensive questions — which events
+belong to which thread, what each array held when a phase began — are answered here once, with
+numpy indexes built up front and per-array and per-phase answers computed on first use and cached.
+What is wrong was decided by the check, not here: the run carries the cells the judge found wrong
+at the puzzle's tolerance (`run.bad`) and the threads of every race (`run.raced`). The widgets only
+look things up; none of them walks the trace or decides what "wrong" or "raced" means.
 
 Phases: phase k is what a block did between its barrier k-1 and barrier k. The pane shows a phase
 as "the accesses made in it, and the memory after them"; values_at(aid, k) is the memory at the
@@ -21,7 +22,6 @@ import math
 from dataclasses import dataclass
 from operator import itemgetter
 
-from . import detect
 from .trace import (ATOMIC, CONST, GLOBAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE,
                     Trace, fmt_dim)
 from ..lazy import lazy
@@ -157,7 +157,7 @@ class WrongCell:
 class GridModel:
     """Everything the thread pane shows about one config's launch. Build it with build(run)."""
 
-    def __init__(self, run, *, tolerance: float = 1e-5):
+    def __init__(self, run):
         trace: Trace = run.trace
         if trace is None:
             raise ValueError("this run kept no trace")
@@ -195,9 +195,9 @@ class GridModel:
         self._touches: dict = {}
         self._active: dict = {}
 
-        self.wrong_cells: dict[int, WrongCell] = self._wrong_cells(run, tolerance)
-        self.raced: set[int] = (detect.racing_threads(trace)
-                                if any(f.kind == "race" for f in self.failures) else set())
+        self.wrong_cells: dict[int, WrongCell] = self._wrong_cells(run)
+        self.raced: set[int] = {t for t in (getattr(run, "raced", None) or ())
+                                if type(t) is int and 0 <= t < self.n_threads}
         self.status_codes: np.ndarray = self._statuses()
         self.barrier_lines: dict[int, int] = {}
         for b in trace.barriers:
@@ -385,28 +385,27 @@ class GridModel:
         lo, hi = np.searchsorted(keys, [key, key + 1])
         return order[lo:hi]
 
-    def _wrong_cells(self, run, tolerance: float) -> dict[int, WrongCell]:
+    def _wrong_cells(self, run) -> dict[int, WrongCell]:
+        """The cells the judge found wrong (run.bad, at the puzzle's tolerance), with the verdict's
+        own cells when the run carries no mask; none decided here."""
         out = self.output
         if out is None:
             return {}
-        failure = next((f for f in self.failures if f.kind == "wrong_output"
-                        and f.array in (None, out.name)), None)
-        if failure is None:
-            return {}
         cells: dict = {}
-        for d in failure.details:
-            if isinstance(d, dict) and "index" in d and len(d["index"]) == len(out.shape):
-                flat = int(np.ravel_multi_index(tuple(d["index"]), out.shape)) if out.shape else 0
-                cells[flat] = (d.get("expected"), d.get("got"))
-        expected, got = run.expected, run.got
-        if (failure.count > len(cells) and expected is not None and got is not None
-                and np.shape(expected) == np.shape(got) == out.shape):
-            # the verdict keeps only the first cells; the rest come from the arrays themselves
+        bad, expected, got = getattr(run, "bad", None), run.expected, run.got
+        if (bad is not None and expected is not None and got is not None
+                and np.shape(bad) == np.shape(expected) == np.shape(got) == out.shape):
             exp = np.asarray(expected, dtype=np.float64).ravel()
             val = np.asarray(got, dtype=np.float64).ravel()
-            bad = ~(np.isclose(val, exp, rtol=tolerance, atol=tolerance) & np.isfinite(val))
-            for flat in np.flatnonzero(bad):
-                cells.setdefault(int(flat), (_num(exp[flat]), _num(val[flat])))
+            for flat in np.flatnonzero(np.asarray(bad, dtype=bool).ravel()):
+                cells[int(flat)] = (_num(exp[flat]), _num(val[flat]))
+        else:
+            failure = next((f for f in self.failures if f.kind == "wrong_output"
+                            and f.array in (None, out.name)), None)
+            for d in failure.details if failure is not None else ():
+                if isinstance(d, dict) and "index" in d and len(d["index"]) == len(out.shape):
+                    flat = int(np.ravel_multi_index(tuple(d["index"]), out.shape)) if out.shape else 0
+                    cells[flat] = (d.get("expected"), d.get("got"))
         if not cells:
             return {}
         last: dict = {}
@@ -446,9 +445,9 @@ def _num(x: float):
     return float(x) if math.isfinite(x) else str(x)
 
 
-def build(run, *, tolerance: float = 1e-5) -> GridModel:
+def build(run) -> GridModel:
     """The pane's model of one ConfigRun (which must carry its trace)."""
-    return GridModel(run, tolerance=tolerance)
+    return GridModel(run)
 
 
 __all__ = ["STATUSES", "STATUS_TITLES", "IDLE", "OK", "WRONG", "RACED", "OUT_OF_BOUNDS", "STOPPED",
