@@ -209,9 +209,11 @@ def _compile_task_for_sm90(task: str) -> list[dict]:
 
 
 def _run_task_on_gpu(task: str) -> list[dict]:
-    """On a real GPU: every candidate on every gpu shape, checked, and timed (median of 5)."""
+    """On a real GPU: every candidate on every gpu shape, checked, and timed (gpu_timing, median of 5)."""
     import numpy as np
     from numba import cuda
+
+    from tutor.engine.gpu_timing import Timer
 
     folder = KERNELS / task
     meta = tomllib.loads((folder / "task.toml").read_text())
@@ -231,16 +233,8 @@ def _run_task_on_gpu(task: str) -> list[dict]:
             got = out.copy_to_host()
             ok = bool(np.isfinite(got).all()) and bool(np.allclose(got, expected, rtol=rtol, atol=atol))
             rel = float(np.max(np.abs(got - expected) / (atol + rtol * np.abs(expected))))
-            times = []
-            for _ in range(5):
-                start, stop = cuda.event(), cuda.event()
-                start.record()
-                mod.launch(out, *d_inputs)
-                stop.record()
-                stop.synchronize()
-                times.append(cuda.event_elapsed_time(start, stop))
-            records.append({"candidate": cand, "shape": shape, "ok": ok,
-                            "err_over_tol": rel, "ms": sorted(times)[2]})
+            ms = Timer(cuda).time(lambda: mod.launch(out, *d_inputs), 5)["ms"]
+            records.append({"candidate": cand, "shape": shape, "ok": ok, "err_over_tol": rel, "ms": ms})
     return records
 
 

@@ -174,7 +174,7 @@ def time_on_gpu(state: dict, request: dict, arrays: list):
     excluded, L2 flushed, device time with the host's enqueue beside it), then run the candidate
     once more on the fresh inputs the parent sent, for the parent to check."""
     from ..engine.loader import load_module_for_numba
-    from .gpu_timing import Timer
+    from ..engine.gpu_timing import Timer
 
     cuda = state["cuda"]
     n = int(request["n_inputs"])

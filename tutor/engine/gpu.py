@@ -2,8 +2,8 @@
 
 Same configs, same inputs and the same Verdict as our simulator, so results compare directly. A
 GPU gives no trace: it can say the output is wrong, not which thread raced; its extra is the
-kernel's time, from CUDA events, median of several launches after a warm-up. This module runs in a
-child process of its own (a bad kernel can take the CUDA context down with it), chosen before numba
+kernel's time, the median of several launches, timed as gpu_timing times every launch. This
+module runs in a child process of its own (a bad kernel can take the CUDA context down with it), chosen before numba
 is imported: NUMBA_ENABLE_CUDASIM must be set in the environment first for the numba-sim backend.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import statistics
 import time
 
 import numpy as np
@@ -22,6 +21,7 @@ from .loader import LoadError, load_for_numba
 from .verdict import Failure, Verdict
 
 TIMING_RUNS = 20
+PUZZLE_HOLD_US = 500  # a puzzle's one launch enqueues in tens of microseconds
 
 
 class BackendUnavailable(Exception):
@@ -81,6 +81,7 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
         verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
         return result
     kernel = namespace["kernel"]
+    late = 0  # timed runs whose enqueue outlasted the hold: their time includes the host's work
     for config, inputs in configs:
         args = [fresh_output(config)] + [v.copy() if isinstance(v, np.ndarray) else v for v in inputs.values()]
         started = time.perf_counter()
@@ -93,7 +94,8 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
             cuda.synchronize()
             got = dargs[0].copy_to_host()
             if backend == "gpu" and timing_runs:
-                kernel_ms, timed = _time(cuda, launch, dargs, args[0], timing_runs)
+                kernel_ms, timed, timing = _time(cuda, launch, dargs, args[0], timing_runs)
+                late += timing["enqueue_outlasted_hold"]
         except Exception as e:
             got = None
             failures.append(_launch_failure(e, filename, source, config.name))
@@ -103,27 +105,26 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
         verdict.configs.append(_config_result(config, not failures, kernel_ms))
         if any(f.kind == "compile_error" for f in failures):
             break
+    if late:
+        verdict.notes.append(f"in {late} timed run(s) the host took longer to start the kernel than the GPU "
+                             "was held for, so those times include the host's work")
     return result
 
 
-def _time(cuda, launch, dargs, fresh, runs) -> tuple[float, np.ndarray]:
-    """Median kernel time in ms from CUDA events, and what every timed run wrote. Before each launch
-    the output is put back (untimed) as the judged run found it, so a kernel that accumulates with
-    atomics, or that skips its work when `out` already holds numbers, times the whole work every
-    run; and every timed run's output goes back to the judge, so a run that did less is caught."""
-    start, end = cuda.event(), cuda.event()
-    samples, outputs = [], []
+def _time(cuda, launch, dargs, fresh, runs) -> tuple[float, np.ndarray, dict]:
+    """Median kernel time in ms (gpu_timing's method: cold L2, the host's enqueue hidden behind a
+    hold), and what every timed run wrote. Before each launch the output is put back (untimed) as
+    the judged run found it, so a kernel that accumulates with atomics, or that skips its work when
+    `out` already holds numbers, times the whole work every run; and every timed run's output goes
+    back to the judge, so a run that did less is caught."""
+    from .gpu_timing import Timer
+
     fresh = np.array(fresh, copy=True)
-    for _ in range(runs):
-        dargs[0].copy_to_device(fresh)
-        cuda.synchronize()
-        start.record()
-        launch(*dargs)
-        end.record()
-        end.synchronize()
-        samples.append(cuda.event_elapsed_time(start, end))
-        outputs.append(dargs[0].copy_to_host())
-    return float(statistics.median(samples)), np.stack(outputs)
+    outputs: list = []
+    timing = Timer(cuda, PUZZLE_HOLD_US).time(
+        lambda: launch(*dargs), runs, warmup=1, reset=lambda: dargs[0].copy_to_device(fresh),
+        after=lambda n: outputs.append(dargs[0].copy_to_host()))
+    return float(timing["ms"]), np.stack(outputs), timing
 
 
 def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Failure:

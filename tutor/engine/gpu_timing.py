@@ -1,4 +1,5 @@
-"""How a launch is timed on a GPU, shared by the verifier and bench/kernels.py.
+"""How a launch is timed on a GPU: the one method for puzzles (engine/gpu.py), the coach's
+verifier (coach/verify_child.py) and the benchmarks.
 
 Python launches are slow to enqueue (numba's dispatch costs tens of microseconds per kernel), and
 CUDA events placed around a launch on an idle GPU time that host work as much as the kernel. So
@@ -38,22 +39,30 @@ def _kernels(cuda):
     return _KERNELS
 
 
-class Timer:
-    """Median device time of `fn` in milliseconds, cold L2, host enqueue hidden behind a hold."""
+_FLUSH: list = []  # one flush buffer per process (192 MB is not allocated per check)
 
-    def __init__(self, cuda):
+
+class Timer:
+    """Median device time of `fn` in milliseconds, cold L2, host enqueue hidden behind a hold.
+    `hold_us`: how long the GPU is held before each run; a puzzle's launch enqueues in tens of
+    microseconds, a coaching task's several launches in up to a few hundred."""
+
+    def __init__(self, cuda, hold_us: int = HOLD_US):
         import numpy as np
 
         self.cuda = cuda
+        self.hold_us = int(hold_us)
         self.kernels = _kernels(cuda)
-        self.flush = cuda.device_array(FLUSH_BYTES // 4, dtype=np.float32)
+        if not _FLUSH:
+            _FLUSH.append(cuda.device_array(FLUSH_BYTES // 4, dtype=np.float32))
+        self.flush = _FLUSH[0]
 
     def _prepare(self, reset=None) -> None:
         if reset is not None:
             reset()  # untimed: before the flush and the hold
         n = self.flush.size
         self.kernels["touch"][(n + 255) // 256, 256](self.flush)
-        self.kernels["hold"][1, 32](HOLD_US)
+        self.kernels["hold"][1, 32](self.hold_us)
 
     def time(self, fn, runs: int, warmup: int = 3, reset=None, after=None) -> dict:
         """`reset()` puts the output back before every run, untimed (a kernel that skips its work
@@ -80,6 +89,6 @@ class Timer:
                 after(n)
             device.append(cuda.event_elapsed_time(start, end))
             host.append(enqueue * 1000)
-            late += enqueue * 1e6 > HOLD_US * 0.8
+            late += enqueue * 1e6 > self.hold_us * 0.8
         return {"ms": statistics.median(device), "host_enqueue_ms": statistics.median(host), "runs": runs,
                 "enqueue_outlasted_hold": late}
