@@ -19,8 +19,8 @@ from .engine.gpulock import waiting_text
 from .engine.runner import BACKENDS, DEFAULT_TIMEOUT, Runner, RunnerError, default_backend
 from .puzzles import ContentError, load_catalog
 from .textsafe import terminal_safe
-from .workshop_cli import add_commands as add_workshop_commands
-from .workshop_cli import add_workshop_option, home_workshop
+from .workshop.cli import add_commands as add_workshop_commands
+from .workshop.cli import add_workshop_option, home_workshop
 
 
 class UsageError(Exception):

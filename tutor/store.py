@@ -110,7 +110,7 @@ def _fits(name: str, value: Any) -> bool:
     if name in ("attempts", "hint_levels_used", "ai_hints_used"):
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT
     if name in ("solved_at", "first_opened_at"):
-        return value is None or (isinstance(value, str) and _parse_time(value) is not None)
+        return value is None or (isinstance(value, str) and parse_iso_time(value) is not None)
     if name == "time_to_solve_s":
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return value is None or (is_number and _finite(value) and 0 <= value < _MAX_COUNT)
@@ -187,7 +187,7 @@ class Store:
         with contextlib.suppress(OSError):
             if read_regular(path, CODE_LIMIT) == data:
                 return False
-        _write_atomic(path, data)
+        write_atomic(path, data)
         return True
 
     def reset_code(self, puzzle_id: str, starter: str) -> Path | None:
@@ -224,7 +224,7 @@ class Store:
         now = self._clock()
         current = self.progress(puzzle_id)
         if current.first_opened_at is None:
-            current = dataclasses.replace(current, first_opened_at=_iso(now))
+            current = dataclasses.replace(current, first_opened_at=iso_time(now))
         self._last_puzzle = puzzle_id
         self._update(puzzle_id, current)
 
@@ -234,12 +234,12 @@ class Store:
         current = self.progress(puzzle_id)
         current = dataclasses.replace(current, attempts=current.attempts + 1)
         if passed and not current.solved:
-            opened = _parse_time(current.first_opened_at) if current.first_opened_at else None
+            opened = parse_iso_time(current.first_opened_at) if current.first_opened_at else None
             current = dataclasses.replace(
-                current, solved=True, solved_at=_iso(now),
+                current, solved=True, solved_at=iso_time(now),
                 time_to_solve_s=None if opened is None else round(max(0.0, now - opened), 3))
         if current.first_opened_at is None:  # run without an open (e.g. from a script)
-            current = dataclasses.replace(current, first_opened_at=_iso(now))
+            current = dataclasses.replace(current, first_opened_at=iso_time(now))
         self._update(puzzle_id, current)
         return current
 
@@ -272,7 +272,7 @@ class Store:
             "puzzles": {pid: p.to_json() for pid, p in sorted(self._progress.items())},
         }
         try:
-            _write_atomic(self.state_path, (json.dumps(state, indent=2) + "\n").encode("utf-8"))
+            write_atomic(self.state_path, (json.dumps(state, indent=2) + "\n").encode("utf-8"))
         except OSError as exc:
             if not self._state_write_failed:  # one notice, not one per run
                 self.notices.append(f"your progress could not be saved to {self.state_path} "
@@ -311,7 +311,7 @@ class Store:
             # Keep what we understood; keep the original file too, since we are about to rewrite it.
             copy = _unused(path.with_name(f"{path.name}.corrupt-{self._stamp()}"))
             try:
-                _write_atomic(copy, read_regular(path, STATE_LIMIT))
+                write_atomic(copy, read_regular(path, STATE_LIMIT))
             except OSError:
                 self._state_writable = False
                 self.notices.append(f"part of your progress file {path} was unreadable ({', '.join(bad)}); "
@@ -532,7 +532,7 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that a crash at any moment leaves the old or the new file whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=_TEMP_SUFFIX)
@@ -570,12 +570,14 @@ def _unused(path: Path) -> Path:
     return candidate
 
 
-def _iso(t: float) -> str:
+def iso_time(t: float) -> str:
+    """`t` (seconds since the epoch) as an ISO 8601 time in UTC, to the millisecond."""
     return datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _parse_time(text: str) -> float | None:
-    """None also for a time whose UTC form falls outside what datetime can show (year 9999 at -23:59),
+def parse_iso_time(text: str) -> float | None:
+    """Seconds since the epoch for an ISO 8601 time (UTC when it names no zone), or None for anything else.
+    None also for a time whose UTC form falls outside what datetime can show (year 9999 at -23:59),
     which would otherwise crash whoever prints it."""
     try:
         parsed = datetime.fromisoformat(text)

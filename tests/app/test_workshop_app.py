@@ -13,7 +13,7 @@ from textual.widgets import Input, OptionList, TextArea
 from tutor.app.app import make_app
 from tutor.app.widgets.verdict import VerdictView
 from tutor.store import Store
-from tutor.workshop import load_workshop
+from tutor.workshop.config import load_workshop
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -24,7 +24,7 @@ from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_
 from ..puzzles import Catalog, Puzzle, load_catalog
 from ..store import Autosaver, Store
 from ..textsafe import terminal_safe
-from ..workshop import reference_refusal
+from ..workshop.config import reference_refusal
 from .commands import TutorCommands
 from .widgets.editor import CodeEditor
 from .widgets.hints import HintsPanel
@@ -111,7 +111,7 @@ class TutorApp(App):
         super().__init__()
         from ..ai.config import AISettings
 
-        self.workshop = workshop  # a facilitator's file (tutor.workshop): its puzzles, title and policies
+        self.workshop = workshop  # a facilitator's file (tutor.workshop.config): its puzzles, title and policies
         self._workshop_notice = None
         if workshop is not None:
             catalog = workshop.restrict(catalog or load_catalog(on_demand=True))
@@ -186,7 +186,7 @@ class TutorApp(App):
         if self._workshop_notice:
             self.notify(self._workshop_notice, severity="warning", timeout=10)
         if self.workshop.ask_name:
-            from ..learner import load_learner
+            from ..workshop.learner import load_learner
 
             if load_learner(self.store.root).name is None:
                 from .screens.learner_name import NameScreen
@@ -770,7 +770,7 @@ def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, 
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
              repeatable: bool = False, ai_settings=None, workshop=None) -> TutorApp:
     """The app as the CLI and the tests build it: same wiring, their own data directory. A workshop
-    (tutor.workshop) narrows the puzzles to its own and sets the title, policies and backend."""
+    (tutor.workshop.config) narrows the puzzles to its own and sets the title, policies and backend."""
     return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
                     puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
                     ai_settings=ai_settings, workshop=workshop)

@@ -1,6 +1,6 @@
 """A workshop asks each learner's name once, so the facilitator's class table can say who is where.
 
-The name is kept in the learner's data folder (tutor.learner) and never asked again. It cannot be
+The name is kept in the learner's data folder (tutor.workshop.learner) and never asked again. It cannot be
 skipped with escape, since a facilitator who asked for names wants them; ctrl+q still quits.
 """
 
@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from ...learner import MAX_NAME, save_name
+from ...workshop.learner import MAX_NAME, save_name
 
 
 class NameScreen(ModalScreen[str | None]):

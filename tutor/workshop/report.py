@@ -1,6 +1,6 @@
 """The facilitator's view of a room: who is where, which puzzles hold people up, who leans on hints.
 
-`gpu-tutor report FILES...` reads the learners' exports (see progress_export), prints three short
+`gpu-tutor report FILES...` reads the learners' exports (see tutor.workshop.export), prints three short
 tables and writes a CSV with one row per learner and puzzle for a spreadsheet. A file that is bad
 or cut short is named and skipped; the table is made from the rest, because in a room of thirty
 one broken USB copy must not cost the facilitator the whole picture. The same learner exporting
@@ -23,9 +23,9 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .progress_export import BadExport, LearnerExport, read_export, utc_text
-from .store import _iso
-from .textsafe import terminal_safe
+from ..store import iso_time
+from ..textsafe import terminal_safe
+from .export import BadExport, LearnerExport, read_export, utc_text
 
 LEGEND = "progress: # solved, o opened, . not yet"
 
@@ -133,7 +133,7 @@ def report_csv(report: ClassReport) -> str:
         for n, pid in enumerate(report.puzzles, 1):
             r = e.record(pid)
             t = e.time_on(pid)
-            writer.writerow([e.learner.name or "", e.learner.id, _iso(e.exported_at), n, pid,
+            writer.writerow([e.learner.name or "", e.learner.id, iso_time(e.exported_at), n, pid,
                              "" if r is None else str(r.solved).lower(), "" if r is None else r.attempts,
                              "" if r is None or r.time_to_solve_s is None else r.time_to_solve_s,
                              "" if t is None else round(t, 1), "" if r is None else r.hint_levels_used,

@@ -9,10 +9,10 @@ import sys
 import time
 from pathlib import Path
 
-from tutor.learner import save_name
+from tutor.workshop.learner import save_name
 from tutor.store import Store
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOW = float(int(time.time()))
 
 
@@ -176,8 +176,8 @@ OBEYED = ("\x1b", "\x07", "\x9b", "\u202e")  # what a terminal acts on instead o
 
 def an_export(tmp_path, name, learner_id, **changes):
     """A real export of a learner who solved map, then edited the way an attacker would."""
-    from tutor.learner import Learner
-    from tutor.progress_export import build_export
+    from tutor.workshop.export import build_export
+    from tutor.workshop.learner import Learner
 
     root = tmp_path / f"data-{learner_id}"
     minutes_ago(root, 10).record_open("map")

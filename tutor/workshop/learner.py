@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from .store import _write_atomic, loads_strict, read_regular
+from ..store import loads_strict, read_regular, write_atomic
 
 FILE_NAME = "learner.json"
 MAX_NAME = 60
@@ -82,7 +82,7 @@ def check_name(text: str) -> tuple[str, str | None]:
 def _save(path: Path, learner: Learner, must: bool = False) -> None:
     data = (json.dumps({"id": learner.id, "name": learner.name}, indent=2) + "\n").encode("utf-8")
     try:
-        _write_atomic(path, data)
+        write_atomic(path, data)
     except OSError:
         if must:
             raise

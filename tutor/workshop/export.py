@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..store import (CODE_LIMIT, MB, NotOurJSON, PuzzleProgress, Store, UnreadableFile, iso_time, loads_strict,
+                     parse_iso_time, read_regular, write_atomic)
 from .learner import Learner
-from .store import (CODE_LIMIT, MB, NotOurJSON, PuzzleProgress, Store, UnreadableFile, _iso, _parse_time,
-                    _write_atomic, loads_strict, read_regular)
 
 FORMAT = "gpu-tutor-progress"
 VERSION = 1
@@ -48,7 +48,7 @@ def build_export(store: Store, learner: Learner, puzzle_ids: list[str], *, works
     return {
         "format": FORMAT,
         "version": VERSION,
-        "exported_at": _iso(time.time() if now is None else now),
+        "exported_at": iso_time(time.time() if now is None else now),
         "learner": {"id": learner.id, "name": learner.name},
         "workshop": None if workshop is None else {"title": workshop.title, "puzzles": list(workshop.puzzles)},
         "current_puzzle": store.last_puzzle,
@@ -64,7 +64,7 @@ def export_puzzle_ids(store: Store, catalog, workshop=None) -> list[str]:
 
 
 def write_export(path: Path, data: dict) -> None:
-    _write_atomic(Path(path), (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    write_atomic(Path(path), (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
 def _saved_code(store: Store, pid: str, notes: list[str]) -> str | None:
@@ -113,7 +113,7 @@ class LearnerExport:
             return None
         if progress.solved:
             return progress.time_to_solve_s
-        opened = _parse_time(progress.first_opened_at) if progress.first_opened_at else None
+        opened = parse_iso_time(progress.first_opened_at) if progress.first_opened_at else None
         return None if opened is None else max(0.0, self.exported_at - opened)
 
 
@@ -130,7 +130,7 @@ def read_export(path: Path) -> LearnerExport:
     name = learner.get("name")
     if name is not None and not isinstance(name, str):
         raise BadExport(f"learner.name: must be text or null, not {name!r}")
-    exported = _parse_time(raw["exported_at"]) if isinstance(raw.get("exported_at"), str) else None
+    exported = parse_iso_time(raw["exported_at"]) if isinstance(raw.get("exported_at"), str) else None
     if exported is None:
         raise BadExport("exported_at: missing or not an ISO time")
     title, order = _workshop(raw.get("workshop"))

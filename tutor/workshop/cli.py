@@ -1,6 +1,6 @@
 """The facilitator's commands: `workshop init|check`, `export` and `report`, and the workshop the app
-opens with. Kept apart from cli.py so that the learner's commands there stay short; cli.py only
-registers these. Exit status as everywhere: 0 done, 1 failed, 2 a usage or input error.
+opens with. Kept apart from tutor/cli.py so that the learner's commands there stay short; tutor/cli.py
+only registers these. Exit status as everywhere: 0 done, 1 failed, 2 a usage or input error.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 import sys
 from pathlib import Path
 
-from .puzzles import load_catalog
-from .textsafe import terminal_safe
-from .workshop import EXAMPLE, WORKSHOP_ENV, Workshop, WorkshopError, load_workshop, workshop_path
+from ..puzzles import load_catalog
+from ..textsafe import terminal_safe
+from .config import EXAMPLE, WORKSHOP_ENV, Workshop, WorkshopError, load_workshop, workshop_path
 
 
 def add_workshop_option(parser: argparse.ArgumentParser, default=None) -> None:
@@ -69,7 +69,7 @@ def home_workshop(args) -> Workshop | None:
         raise WorkshopError(f"{workshop.path}: --puzzle {args.app_puzzle} is not in this workshop; "
                             f"allowed: {', '.join(workshop.puzzles)}")
     if workshop.gpu_queue:
-        from .engine.gpulock import QUEUE_ENV
+        from ..engine.gpulock import QUEUE_ENV
 
         os.environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
     return workshop
@@ -101,7 +101,7 @@ def cmd_workshop_check(args) -> int:
     say(f"hints:     {hints}")
     say(f"backend:   {workshop.backend}")
     say(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
-    from .engine.gpulock import shared_queue
+    from ..engine.gpulock import shared_queue
 
     if workshop.gpu_queue:
         say(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
@@ -112,9 +112,9 @@ def cmd_workshop_check(args) -> int:
 
 
 def cmd_export(args) -> int:
+    from ..store import Store
+    from .export import build_export, export_puzzle_ids, write_export
     from .learner import load_learner, save_name
-    from .progress_export import build_export, export_puzzle_ids, write_export
-    from .store import Store
 
     workshop = active_workshop(args)
     store = Store()
@@ -148,7 +148,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .class_report import load_class, report_csv, report_text
+    from .report import load_class, report_csv, report_text
 
     report = load_class([Path(f) for f in args.files])
     for path, why in report.skipped:

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from netless import no_network_prefix
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 SITECUSTOMIZE = """
 import atexit, json, os, socket, sys

@@ -17,10 +17,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .ai.config import AISettings, ConfigError, is_local_url
-from .puzzles import Catalog, Track
-from .textsafe import has_unsafe
-from .tomlfile import TomlFileError, read_toml
+from ..ai.config import AISettings, ConfigError, is_local_url
+from ..puzzles import Catalog, Track
+from ..textsafe import has_unsafe
+from ..tomlfile import TomlFileError, read_toml
 
 WORKSHOP_ENV = "GPU_TUTOR_WORKSHOP"
 SOLUTIONS = ("never", "after-solving", "always")
