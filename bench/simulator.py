@@ -156,7 +156,7 @@ def fresh_args(named):
 # -- workers ------------------------------------------------------------------------------------------
 def worker_ours(cases):
     from tutor.engine import detect
-    from tutor.engine.loader import load_for_sim
+    from tutor.engine.sim_loader import load_for_sim
     from tutor.engine.sim import Launch
 
     runners = []

@@ -9,7 +9,7 @@ import pytest
 
 from tutor.ai.hints import SimChecker
 from tutor.ai.leakguard import LeakGuard, extract_code, normalise, splices
-from tutor.coach.screen import screen_puzzle_module
+from tutor.coach.static_rules import check_puzzle_module
 
 STARTER_EDIT = """from numba import cuda
 
@@ -218,7 +218,7 @@ def test_only_modules_in_the_puzzle_grammar_reach_the_checker(map_guard_parts):
     g = LeakGuard(puzzle.reference, puzzle.starter, STARTER_EDIT, spy)
     leak = g.judge("Try this:\n```python\nj = cuda.threadIdx.x\nout[j] = a[j] + 5 + 5\n```")
     assert leak is not None  # the guard still catches a real give-away (by running it)
-    assert ran and all(screen_puzzle_module(m) == [] for m in ran)
+    assert ran and all(check_puzzle_module(m) == [] for m in ran)
 
 
 def test_splices_of_a_learner_file_the_grammar_refuses_are_not_run(map_guard_parts):

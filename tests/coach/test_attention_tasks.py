@@ -14,7 +14,7 @@ import tomllib
 
 import pytest
 
-from tutor.coach.screen import screen
+from tutor.coach.static_rules import check_task_module
 from tutor.coach.verify import verify
 from task_kernels import KERNELS, compile_for_sm90, load
 
@@ -75,7 +75,7 @@ def test_masks_reduce_to_the_plain_task_where_they_allow_everything():
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("cand", CANDIDATES)
 def test_candidate_passes_the_static_screen(task, cand):
-    findings = screen((KERNELS / task / f"{cand}.py").read_text())
+    findings = check_task_module((KERNELS / task / f"{cand}.py").read_text())
     assert findings == [], [str(f) for f in findings]
 
 

@@ -299,7 +299,7 @@ def test_over_http_an_escaping_candidate_is_never_accepted_nor_run(tmp_path):
 def test_past_the_screen_erasing_the_records_is_impossible():
     """Defence in depth: the simulator's launch records are not attributes a candidate can reach, and
     the real compiler refuses a kernel that names them."""
-    from tutor.engine.loader import load_module_for_sim
+    from tutor.engine.sim_loader import load_module_for_sim
 
     module = load_module_for_sim(ERASER, "candidate.py")
     with pytest.raises(Exception) as caught:

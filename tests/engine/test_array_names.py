@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 
 from tutor.engine import detect
-from tutor.engine.loader import load_module_for_sim
+from tutor.engine.sim_loader import load_module_for_sim
 from tutor.engine.sim import records
 
 CANDIDATE = textwrap.dedent("""\

@@ -705,7 +705,7 @@ def test_grid3_gridsize_const_arrays_and_barrier_votes():
 
 
 def test_kernel_launch_syntax_works_inside_the_simulator():
-    from tutor.engine.loader import load_for_sim
+    from tutor.engine.sim_loader import load_for_sim
 
     module = load_for_sim("from numba import cuda\n@cuda.jit\ndef kernel(out):\n    out[cuda.grid(1)] = 7\n",
                           "k.py")
@@ -925,7 +925,7 @@ def test_threads_writing_different_values_to_one_cell_keep_the_barrier_advice():
 def launch_with_dynamic_shared(src, config, *args, budget=None):
     """Launch as host code does, kernel[grid, block, stream, nbytes](...): (trace, failures)."""
     from tutor.engine import detect
-    from tutor.engine.loader import load_for_sim
+    from tutor.engine.sim_loader import load_for_sim
     from tutor.engine.sim import records
     from tutor.engine.verdict import failure_from_dict
 
@@ -1023,7 +1023,7 @@ def test_dynamic_shared_arrays_of_two_dtypes_are_named_as_unsupported():
                                            ((1, 8, 0, 32, 1), "kernel[blocks, threads"),
                                            ((1, 8, 0, 1.5), "dynamic shared memory")])
 def test_a_bad_launch_configuration_is_a_plain_error(config, words):
-    from tutor.engine.loader import load_for_sim
+    from tutor.engine.sim_loader import load_for_sim
 
     module = load_for_sim("from numba import cuda\n@cuda.jit\ndef kernel(out):\n    pass\n", "k.py")
     with pytest.raises((TypeError, ValueError), match=words.replace("[", r"\[")):

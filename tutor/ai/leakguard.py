@@ -18,7 +18,7 @@ reply as a learner would copy from it:
 
 Only if that finds nothing is the code run: pasted into the learner's file the ways a learner
 would paste it, in the engine's child process (via `passes`), and only for modules that pass the
-static screen's puzzle grammar (`screen_puzzle_module`): a refused module is never run.
+static screen's puzzle grammar (`check_puzzle_module`): a refused module is never run.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..coach.screen import screen_puzzle_module
+from ..coach.static_rules import check_puzzle_module
 
 # A hint statement stands for a solution statement when it reproduces this share of its canonical
 # tokens: names cost nothing (they are renamed), so 0.8 tolerates a typo in an attribute or an
@@ -146,7 +146,7 @@ class LeakGuard:
         with `os.system(...)` in it must not run anywhere. A refused splice is simply not a
         passing one (the learner's own file may hold what the grammar refuses, a stray print say;
         then none of its splices run)."""
-        if screen_puzzle_module(module, "hint.py"):
+        if check_puzzle_module(module, "hint.py"):
             self.screened_out += 1
             return False
         return True

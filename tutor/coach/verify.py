@@ -31,12 +31,12 @@ SPEEDUP_TO_REVIEW = 10.0
 def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
            on_wait=None) -> Verdict:
     """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn."""
-    from .screen import screen
+    from .static_rules import check_task_module
     from .tasks import load_task
 
     spec = load_task(task)  # an unknown task is a usage error (KeyError), before anything runs
     verdict = Verdict(puzzle=task, backend=backend, passed=False)
-    findings = screen(source, "candidate.py")
+    findings = check_task_module(source, "candidate.py")
     if findings:
         verdict.failures = [Failure(kind="static", rule=f.rule, line=f.line, message=f"{f.message} {f.fix}".strip())
                             for f in findings]

@@ -42,7 +42,8 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
 def load(backend: str, state: dict, source: str) -> dict:
     """Load the candidate module (its module level is only imports, constants and defs: the screen
     saw to that). Returns {"failures": [...]} when it does not load."""
-    from ..engine.loader import LoadError, load_module_for_numba, load_module_for_sim
+    from ..engine.loader import LoadError, load_module_for_numba
+    from ..engine.sim_loader import load_module_for_sim
 
     state["source"] = source
     try:

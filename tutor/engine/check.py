@@ -18,7 +18,7 @@ import numpy as np
 
 from ..puzzles import LaunchConfig, Puzzle
 from . import detect
-from .loader import LoadError, load_for_sim
+from .loader import LoadError
 from .verdict import ConfigResult, Failure, Verdict, failure_from_dict
 
 N_RANDOM = 3
@@ -168,6 +168,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
     real Numba compiler has accepted the kernel: its nopython subset has no frames, modules or
     objects, which closes what plain Python on the simulator would leave open."""
     from .sim import Launch, watchdog
+    from .sim_loader import load_for_sim
 
     verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
     result = CheckResult(verdict)
@@ -374,6 +375,7 @@ def simulate(source: str, blocks, threads, named_args: list, *, filename: str = 
     receive what the kernel wrote. trace_local=False runs it as the verifier does (local arrays
     untraced, FastLocal where it can)."""
     from .sim import run_launch, watchdog
+    from .sim_loader import load_for_sim
 
     module = load_for_sim(source, filename)
     current: list = []

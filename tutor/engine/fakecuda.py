@@ -279,10 +279,17 @@ TYPES_NAMESPACE = _Namespace("numba.types", **TYPES)  # numba.types, numba.core.
 
 
 class FakeCuda:
-    """The simulated `numba.cuda` module. One instance per loaded learner module."""
+    """The simulated `numba.cuda` module. One instance per loaded learner module.
 
-    def __init__(self, source: str = "", filename: str = ""):
+    Handed in by the simulator's loader (sim_loader), so that this module imports nothing of the
+    engine that builds on it: `kernel_class`, what `@cuda.jit` wraps a kernel in, called as
+    kernel_class(fn, cuda) (the simulator's SimKernel); and `intrinsic_types`, Numba's own typing of
+    the intrinsics' calls (compile.intrinsic_types), with the same arguments."""
+
+    def __init__(self, source: str = "", filename: str = "", *, kernel_class, intrinsic_types):
         self.launch = None  # the running Launch, set by the scheduler
+        self._kernel_class = kernel_class
+        self._intrinsic_types = intrinsic_types
         # The module's own text, kept here because a kernel launched by the module's host code
         # (kernel[blocks, threads](...)) has no caller to pass it: from it the simulator names
         # arrays as the code does (`cache`, not `shared@9`) and types the intrinsics' calls.
@@ -333,14 +340,13 @@ class FakeCuda:
     def jit(self, func_or_sig=None, device=False, **options):
         """@cuda.jit, @cuda.jit(device=True), and with signatures: those are checked against the
         function as Numba checks them, then set aside (the launch's arguments type the run)."""
-        from .sim import SimKernel
 
         def wrap(fn):
             for sig in signatures:
                 sig.check(fn, device)
             if device:
                 return fn  # a device function is a plain call in the calling thread
-            return SimKernel(fn, self)
+            return self._kernel_class(fn, self)
 
         if callable(func_or_sig) and not isinstance(func_or_sig, (ScalarType, VoidType)):
             signatures = []
@@ -483,9 +489,7 @@ class FakeCuda:
         a type, so that every other launch costs nothing."""
         if not self._source or not _TYPED_CALL.search(self._source):
             return {}
-        from .compile import intrinsic_types
-
-        return intrinsic_types(self._source, self._filename, kernel_name, arg_types)
+        return self._intrinsic_types(self._source, self._filename, kernel_name, arg_types)
 
     def threadfence(self):
         pass

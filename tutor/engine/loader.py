@@ -1,16 +1,16 @@
-"""Turn a learner's source text into a module, with our simulator's `numba` or with the real one.
+"""Turn a learner's source text into a module with the real Numba, and what every loading shares.
 
 The same text is executed twice when needed: once with an import hook that hands it our stand-in
-`numba.cuda` (for the simulator), once with the real Numba (for the compiler check and the GPU).
-Problems found here are a learner's, so they come back as LoadError with a kind, a line and a fix.
+`numba.cuda` (for the simulator: sim_loader.py, which builds on this module), once with the real
+Numba, here (for the compiler check and the GPU). Problems found here are a learner's, so they come
+back as LoadError with a kind, a line and a fix.
 """
 
 from __future__ import annotations
 
-import builtins
 import inspect
 
-from .fakecuda import BadSignature, FakeCuda, FakeNumba, Unsupported
+from .fakecuda import BadSignature, Unsupported
 
 
 AVAILABLE = ("What a kernel file can use from numba: `from numba import cuda` (or `import numba`, then "
@@ -28,51 +28,6 @@ class LoadError(Exception):
         self.line = line
 
 
-class SimModule:
-    """A learner's file loaded against the simulator."""
-
-    def __init__(self, namespace: dict, cuda: FakeCuda, filename: str, source: str):
-        self.namespace = namespace
-        self.cuda = cuda
-        self.filename = filename
-        self.source = source
-        self.lines = source.splitlines()
-
-    @property
-    def kernel(self):
-        return self.namespace["kernel"]
-
-
-def load_for_sim(source: str, filename: str, signature: list[str] | None = None) -> SimModule:
-    module = load_module_for_sim(source, filename)
-    from .sim import SimKernel
-
-    _check_kernel(module.namespace, filename, signature, lambda k: isinstance(k, SimKernel))
-    return module
-
-
-def load_module_for_sim(source: str, filename: str) -> SimModule:
-    """Any module against the simulator (a coaching candidate has many kernels and a launch())."""
-    cuda = FakeCuda(source, filename)
-    numba = FakeNumba(cuda)
-    real_import = builtins.__import__
-    modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,
-               "numba.core.types": numba.types, "numba.cuda.types": numba.types}
-
-    def hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if name == "numba" or name.startswith("numba."):
-            if name not in modules:
-                raise Unsupported(f"import {name}")
-            return modules[name] if fromlist else numba  # `import numba.types` binds `numba`
-        return real_import(name, globals, locals, fromlist, level)
-
-    fake_builtins = dict(vars(builtins))
-    fake_builtins["__import__"] = hooked_import
-    namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
-    _execute(source, filename, namespace)
-    return SimModule(namespace, cuda, filename, source)
-
-
 def load_for_numba(source: str, filename: str, signature: list[str] | None = None) -> dict:
     """Execute with the real numba (the caller chooses the GPU or NUMBA_ENABLE_CUDASIM)."""
     namespace = load_module_for_numba(source, filename)
@@ -80,18 +35,18 @@ def load_for_numba(source: str, filename: str, signature: list[str] | None = Non
     def is_kernel(k):
         return hasattr(k, "py_func") and not getattr(k, "targetoptions", {}).get("device", False)
 
-    _check_kernel(namespace, filename, signature, is_kernel)
+    check_kernel(namespace, filename, signature, is_kernel)
     return namespace
 
 
 def load_module_for_numba(source: str, filename: str) -> dict:
     """Any module with the real numba (a coaching candidate: many kernels and a launch())."""
     namespace = {"__name__": "learner_kernel", "__file__": filename}
-    _execute(source, filename, namespace)
+    execute(source, filename, namespace)
     return namespace
 
 
-def _execute(source: str, filename: str, namespace: dict) -> None:
+def execute(source: str, filename: str, namespace: dict) -> None:
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as e:
@@ -112,7 +67,7 @@ def _execute(source: str, filename: str, namespace: dict) -> None:
                         line) from None
 
 
-def _check_kernel(namespace, filename, signature, is_kernel) -> None:
+def check_kernel(namespace, filename, signature, is_kernel) -> None:
     kernel = namespace.get("kernel")
     if kernel is None:
         raise LoadError("compile_error", "The file has no function named `kernel`. Define the puzzle's "

@@ -1,12 +1,12 @@
-"""Static screen of model-written code (AST only; the source is never run).
+"""Static rules that screen model-written code (AST only; the source is never run).
 
 Two shapes of module are screened:
 
-* a coaching-task candidate (``screen``): ``@cuda.jit`` kernels, optional
+* a coaching-task candidate (``check_task_module``): ``@cuda.jit`` kernels, optional
   ``@cuda.jit(device=True)`` helpers, module-level constants, and exactly one host
   function ``launch(out, *inputs)`` that sizes the grid with integer arithmetic,
   may allocate device scratch arrays, and launches kernels;
-* a puzzle module (``screen_puzzle_module``): the same, but no ``launch`` (the
+* a puzzle module (``check_puzzle_module``): the same, but no ``launch`` (the
   puzzle harness launches it) and a ``@cuda.jit`` function named ``kernel``.
   The optimiser's puzzle candidates and the code in AI hints are screened so.
 
@@ -19,7 +19,7 @@ cuda kernel API, math, dtype casts, a few builtins, the module's device
 functions), no attribute is ever stored, and locals expose only array facts
 (``.shape``, ``.size``, ...). ``launch`` keeps its own allow-list.
 
-``screen(source)`` returns one :class:`ScreenFinding` per problem; an empty list
+``check_task_module(source)`` returns one :class:`RuleFinding` per problem; an empty list
 means the candidate passed the static screen (it still has to pass the runtime
 checks). No input makes the screen raise: oversized or too deeply nested sources,
 and anything the screen itself trips over, come back as findings.
@@ -42,12 +42,12 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["ScreenFinding", "screen", "screen_puzzle_module", "RULES",
+__all__ = ["RuleFinding", "check_task_module", "check_puzzle_module", "RULES",
            "MAX_SOURCE_CHARS", "MAX_DEPTH", "MAX_NODES"]
 
 
 @dataclass(frozen=True)
-class ScreenFinding:
+class RuleFinding:
     """One reason to reject a candidate.
 
     ``message`` says what is wrong and on which line; ``fix`` says what to do.
@@ -240,18 +240,18 @@ _NOISE = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 # Entry points: every failure of the screen itself becomes a finding.
 
 
-def screen(source: str, filename: str = "candidate.py") -> list[ScreenFinding]:
+def check_task_module(source: str, filename: str = "candidate.py") -> list[RuleFinding]:
     """Screen a coaching-task candidate's source; return the findings (empty: it passed)."""
-    return _screen_safely(source, filename, puzzle=False)
+    return _check_safely(source, filename, puzzle=False)
 
 
-def screen_puzzle_module(source: str, filename: str = "kernel.py") -> list[ScreenFinding]:
+def check_puzzle_module(source: str, filename: str = "kernel.py") -> list[RuleFinding]:
     """Screen a puzzle module (an optimiser candidate for a puzzle, or code from an AI hint): the
     task grammar without launch, and `kernel` must be a @cuda.jit kernel."""
-    return _screen_safely(source, filename, puzzle=True)
+    return _check_safely(source, filename, puzzle=True)
 
 
-def _screen_safely(source, filename: str, puzzle: bool) -> list[ScreenFinding]:
+def _check_safely(source, filename: str, puzzle: bool) -> list[RuleFinding]:
     """The verifier and the optimiser act on findings; a traceback here would stop them, so anything
     the screen trips over rejects the candidate with the reason instead."""
     try:
@@ -265,11 +265,11 @@ def _screen_safely(source, filename: str, puzzle: bool) -> list[ScreenFinding]:
             "send a plain module written in the allowed grammar.")]
 
 
-def _whole_file_finding(filename: str, rule: str, what: str, fix: str, line: int = 1) -> ScreenFinding:
-    return ScreenFinding(rule, line, 0, f"line {line}: {what}.", fix, filename)
+def _whole_file_finding(filename: str, rule: str, what: str, fix: str, line: int = 1) -> RuleFinding:
+    return RuleFinding(rule, line, 0, f"line {line}: {what}.", fix, filename)
 
 
-def _parse_bounded(source, filename: str) -> tuple[ast.Module | None, list[ScreenFinding]]:
+def _parse_bounded(source, filename: str) -> tuple[ast.Module | None, list[RuleFinding]]:
     """Parse only what is small enough to walk; (None, [finding]) when the source is refused."""
     if not isinstance(source, str):
         return None, [_whole_file_finding(filename, "unreadable", f"the candidate is a {type(source).__name__}, not text",
@@ -282,7 +282,7 @@ def _parse_bounded(source, filename: str) -> tuple[ast.Module | None, list[Scree
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:  # the screen itself may use try; candidates may not
         line = exc.lineno or 1
-        return None, [ScreenFinding(
+        return None, [RuleFinding(
             "syntax", line, max((exc.offset or 1) - 1, 0),
             f"line {line}: the candidate does not parse ({exc.msg}).",
             "return a complete, valid Python module.", filename)]
@@ -399,7 +399,7 @@ class _Screen:
         self.tree = tree
         self.filename = filename
         self.puzzle = puzzle
-        self.findings: list[ScreenFinding] = []
+        self.findings: list[RuleFinding] = []
         self._seen: set[tuple[str, int, int]] = set()
         self.aliases: dict[str, str] = {}      # local name -> dotted import path
         self.kernels: set[str] = set()          # launchable @cuda.jit kernels
@@ -417,7 +417,7 @@ class _Screen:
         if key in self._seen:
             return
         self._seen.add(key)
-        self.findings.append(ScreenFinding(rule, line, col, f"line {line}: {what}.", fix, self.filename))
+        self.findings.append(RuleFinding(rule, line, col, f"line {line}: {what}.", fix, self.filename))
 
     # -- names -------------------------------------------------------------
     def qualname(self, node: ast.AST) -> str | None:
@@ -450,7 +450,7 @@ class _Screen:
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     # -- driver --------------------------------------------------------------
-    def run(self) -> list[ScreenFinding]:
+    def run(self) -> list[RuleFinding]:
         self.collect_imports()
         self.generic_walk()
         self.module_level()

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from tutor.coach.screen import (MAX_DEPTH, MAX_SOURCE_CHARS, RULES, ScreenFinding, screen,
-                                screen_puzzle_module)
+from tutor.coach.static_rules import (MAX_DEPTH, MAX_SOURCE_CHARS, RULES, RuleFinding, check_puzzle_module,
+                                      check_task_module)
 
 
 def rules(source: str) -> set[str]:
-    return {f.rule for f in screen(textwrap.dedent(source))}
+    return {f.rule for f in check_task_module(textwrap.dedent(source))}
 
 
 HEADER = """\
@@ -251,7 +251,7 @@ def launch(out, x):
     ids=["naive-atomic-sum", "tree-reduction", "row-softmax-shuffles", "tiled-matmul", "multi-pass"],
 )
 def test_honest_candidates_pass(source):
-    findings = screen(source)
+    findings = check_task_module(source)
     assert findings == [], "\n".join(map(str, findings))
 
 
@@ -367,7 +367,7 @@ def kern(out, x, n):
 @pytest.mark.parametrize("name", sorted(CHEATS))
 def test_cheat_rejected_with_rule(name):
     source, rule = CHEATS[name]
-    findings = screen(source)
+    findings = check_task_module(source)
     got = {f.rule for f in findings}
     assert rule in got, f"{name}: expected {rule}, got {got}\n" + "\n".join(map(str, findings))
     for f in findings:
@@ -380,9 +380,9 @@ def test_cheat_rejected_with_rule(name):
 
 def test_messages_name_the_line_and_say_what_to_do():
     source = candidate(launch=LAUNCH + "    host = out.copy_to_host()\n")
-    [finding] = screen(source)
+    [finding] = check_task_module(source)
     line_no = source.splitlines().index("    host = out.copy_to_host()") + 1
-    assert isinstance(finding, ScreenFinding)
+    assert isinstance(finding, RuleFinding)
     assert finding.rule == "host-copy"
     assert finding.line == line_no
     assert f"line {line_no}" in finding.message
@@ -394,18 +394,18 @@ def test_messages_name_the_line_and_say_what_to_do():
 
 def test_monkeypatch_message_points_at_patched_name():
     source = candidate(extra="np.allclose = lambda *a, **k: True\n")
-    [patch] = [f for f in screen(source) if f.rule == "attr-assign"]
+    [patch] = [f for f in check_task_module(source) if f.rule == "attr-assign"]
     assert "np.allclose" in patch.message
     assert patch.line == source.splitlines().index("np.allclose = lambda *a, **k: True") + 1
 
 
 def test_syntax_error_is_a_finding():
-    [f] = screen("def launch(out:\n")
+    [f] = check_task_module("def launch(out:\n")
     assert f.rule == "syntax" and f.kind == "static"
 
 
 def test_filename_is_carried():
-    [f] = screen(candidate(extra="import os\n"), filename="coach_7.py")
+    [f] = check_task_module(candidate(extra="import os\n"), filename="coach_7.py")
     assert str(f).startswith("coach_7.py:")
 
 
@@ -442,7 +442,7 @@ def launch(out, x):
     n = x.size
     kern[(n + TPB - 1) // TPB, TPB](out, x, n)
 '''
-    assert screen(source) == []
+    assert check_task_module(source) == []
 
 
 # ---------------------------------------------------------------------------
@@ -541,7 +541,7 @@ def test_a_1200_term_sum_is_screened_without_recursion(where):
         source = candidate(launch=LAUNCH.replace("    kern[", f"    total = {terms}\n    kern["))
     else:
         source = candidate(extra="N_TERMS = " + "+".join(["1"] * 1200) + "\n")
-    assert screen(source) == []  # a long sum is legitimate
+    assert check_task_module(source) == []  # a long sum is legitimate
 
 
 # Any input at all: a finding with a reason, never an exception.
@@ -566,29 +566,29 @@ PATHOLOGICAL = {
 
 
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
-@pytest.mark.parametrize("entry", [screen, screen_puzzle_module], ids=["task", "puzzle"])
+@pytest.mark.parametrize("entry", [check_task_module, check_puzzle_module], ids=["task", "puzzle"])
 def test_pathological_input_is_a_finding_with_a_reason_never_an_exception(name, entry):
     findings = entry(PATHOLOGICAL[name])
-    assert findings and all(isinstance(f, ScreenFinding) and f.rule in RULES for f in findings)
+    assert findings and all(isinstance(f, RuleFinding) and f.rule in RULES for f in findings)
     assert all(f.message.startswith(f"line {f.line}:") and f.fix for f in findings)
 
 
 def test_depth_and_size_limits_reject_before_walking():
     deep = KERNEL_HEAD + "    out[i] = " + "[" * (MAX_DEPTH + 5) + "]" * (MAX_DEPTH + 5) + "\n"
-    [f] = screen_puzzle_module(deep)
+    [f] = check_puzzle_module(deep)
     assert f.rule == "too-deep" and f.line == 7 and str(MAX_DEPTH) in f.message
-    [f] = screen("x" * (MAX_SOURCE_CHARS + 1))
+    [f] = check_task_module("x" * (MAX_SOURCE_CHARS + 1))
     assert f.rule == "too-large" and f"{MAX_SOURCE_CHARS:,}" in f.message
 
 
 def test_a_screen_that_trips_over_a_candidate_rejects_it_instead_of_raising(monkeypatch):
-    import tutor.coach.screen as screen_module
+    import tutor.coach.static_rules as static_rules
 
     def broken(self):
         raise KeyError("surprise")
 
-    monkeypatch.setattr(screen_module._Screen, "run", broken)
-    [f] = screen(NAIVE_REDUCE_SUM)
+    monkeypatch.setattr(static_rules._Screen, "run", broken)
+    [f] = check_task_module(NAIVE_REDUCE_SUM)
     assert f.rule == "unreadable" and "the screen could not read this candidate: KeyError" in f.message
 
 
@@ -625,8 +625,8 @@ def test_module_level_code_outside_the_grammar_is_rejected_naming_the_line(name)
     extra, rule = MODULE_LEVEL_REJECTED[name]
     kernel = KERNEL.replace("@cuda.jit\n", "@cuda.jit(fastmath=bool(1))\n") if name == "decorator-option-call" else KERNEL
     source = candidate(extra=extra, kernel=kernel)
-    findings = [f for f in screen(source) if f.rule == rule]
-    assert findings, f"{name}: {[str(f) for f in screen(source)]}"
+    findings = [f for f in check_task_module(source) if f.rule == rule]
+    assert findings, f"{name}: {[str(f) for f in check_task_module(source)]}"
     line = HEADER.count("\n") + 1 if extra else source.splitlines().index("@cuda.jit(fastmath=bool(1))") + 1
     assert findings[0].line == line and findings[0].message.startswith(f"line {line}:")
     if rule == "module-code":
@@ -693,7 +693,7 @@ def launch(out, x):
 
 
 def test_the_module_grammar_accepts_constants_dtypes_and_type_expressions():
-    findings = screen(MODULE_LEVEL_ALLOWED)
+    findings = check_task_module(MODULE_LEVEL_ALLOWED)
     assert findings == [], "\n".join(map(str, findings))
     compile(MODULE_LEVEL_ALLOWED, "candidate.py", "exec")
 
@@ -735,19 +735,19 @@ PUZZLE_OK = "from numba import cuda\n\nTPB = 8\n\n\n@cuda.jit\ndef kernel(out, a
 
 
 def test_a_puzzle_module_needs_a_jit_kernel_and_no_launch():
-    assert screen_puzzle_module(PUZZLE_OK) == []
-    assert {f.rule for f in screen_puzzle_module(PUZZLE_OK.replace("def kernel", "def kern"))} == {"kernel-missing"}
-    assert "kernel-missing" in {f.rule for f in screen_puzzle_module(PUZZLE_OK.replace("@cuda.jit\n", "@cuda.jit(device=True)\n"))}
+    assert check_puzzle_module(PUZZLE_OK) == []
+    assert {f.rule for f in check_puzzle_module(PUZZLE_OK.replace("def kernel", "def kern"))} == {"kernel-missing"}
+    assert "kernel-missing" in {f.rule for f in check_puzzle_module(PUZZLE_OK.replace("@cuda.jit\n", "@cuda.jit(device=True)\n"))}
     with_launch = PUZZLE_OK + "\n\ndef launch(out, a):\n    kernel[1, 8](out, a)\n"
-    assert {f.rule for f in screen_puzzle_module(with_launch)} == {"launch-forbidden"}
-    assert "host-function" in {f.rule for f in screen_puzzle_module(PUZZLE_OK + "\n\ndef helper():\n    pass\n")}
+    assert {f.rule for f in check_puzzle_module(with_launch)} == {"launch-forbidden"}
+    assert "host-function" in {f.rule for f in check_puzzle_module(PUZZLE_OK + "\n\ndef helper():\n    pass\n")}
 
 
 @pytest.mark.parametrize("extra, rule", [("import os\n", "import"), ("os.system('true')\n", "module-code"),
                                          ("print(TPB)\n", "module-code")])
 def test_puzzle_module_level_code_is_rejected(extra, rule):
     source = PUZZLE_OK.replace("TPB = 8\n", "TPB = 8\n" + extra)
-    assert rule in {f.rule for f in screen_puzzle_module(source)}
+    assert rule in {f.rule for f in check_puzzle_module(source)}
 
 
 def test_every_puzzle_reference_and_starter_passes_the_puzzle_screen(catalog):
@@ -755,14 +755,14 @@ def test_every_puzzle_reference_and_starter_passes_the_puzzle_screen(catalog):
     assert len(puzzles) >= 20
     for puzzle in puzzles:
         for kind in ("reference", "starter"):
-            findings = screen_puzzle_module(getattr(puzzle, kind), f"{puzzle.id}/{kind}.py")
+            findings = check_puzzle_module(getattr(puzzle, kind), f"{puzzle.id}/{kind}.py")
             assert findings == [], "\n".join(map(str, findings))
 
 
 @pytest.mark.parametrize("path", sorted(KERNELS_DIR.glob("*/naive.py")) + sorted(KERNELS_DIR.glob("*/expert.py")),
                          ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_every_task_baseline_and_expert_passes_the_screen(path):
-    findings = screen(path.read_text(), path.name)
+    findings = check_task_module(path.read_text(), path.name)
     assert findings == [], "\n".join(map(str, findings))
 
 
@@ -815,15 +815,15 @@ def launch(out, x):
 
 
 def test_a_launch_with_dynamic_shared_memory_on_stream_0_passes_the_screen():
-    assert screen(DYNAMIC_SHARED_SUM) == []
-    assert screen(DYNAMIC_SHARED_SUM.replace("kern[blocks, TPB, 0, TPB * 4]", "kern[blocks, TPB, 0]")) == []
+    assert check_task_module(DYNAMIC_SHARED_SUM) == []
+    assert check_task_module(DYNAMIC_SHARED_SUM.replace("kern[blocks, TPB, 0, TPB * 4]", "kern[blocks, TPB, 0]")) == []
 
 
 @pytest.mark.parametrize("config", ["blocks, TPB, 1, TPB * 4", "blocks, TPB, True, 64", "blocks, TPB, s, 64",
                                     "blocks, TPB, cuda.default_stream(), 64"])
 def test_a_launch_on_any_stream_but_the_literal_0_is_refused(config):
     source = DYNAMIC_SHARED_SUM.replace("blocks, TPB, 0, TPB * 4", config).replace("    n = ", "    s = 0\n    n = ")
-    found = [f for f in screen(source) if f.rule == "stream"]
+    found = [f for f in check_task_module(source) if f.rule == "stream"]
     assert found and "default stream" in found[0].fix
     assert "timing" in RULES["stream"]
 
@@ -860,12 +860,12 @@ def test_numba_cuda_type_spellings_pass_the_puzzle_screen(name):
     # `from numba.core import types` an import of `numba.core` (import)
     source = SPELLED_PUZZLE_MODULES[name] + ("def kernel(out, a):\n    i = cuda.threadIdx.x\n"
                                              "    out[i] = a[i] + float32(10)\n")
-    findings = screen_puzzle_module(source)
+    findings = check_puzzle_module(source)
     assert findings == [], "\n".join(map(str, findings))
 
 
 def test_only_types_may_be_imported_from_numba_core():
-    assert "import" in {f.rule for f in screen_puzzle_module(
+    assert "import" in {f.rule for f in check_puzzle_module(
         "from numba import cuda\nfrom numba.core import types, serialize\n\n\n@cuda.jit\ndef kernel(out):\n    out[0] = 1\n")}
 
 
@@ -873,7 +873,7 @@ def test_only_types_may_be_imported_from_numba_core():
                                  "'void(float32[:], int32, x=1)'", "'os.system(1)(float32[:])'"])
 def test_a_signature_string_is_read_as_types_only(sig):
     source = f"from numba import cuda\n\n\n@cuda.jit({sig})\ndef kernel(out, a):\n    out[0] = a[0]\n"
-    assert "decorator" in {f.rule for f in screen_puzzle_module(source)}
+    assert "decorator" in {f.rule for f in check_puzzle_module(source)}
 
 
 def test_a_signature_string_that_is_code_is_rejected_and_never_runs(tmp_path):

@@ -1,0 +1,59 @@
+"""A learner's file loaded against our simulator: its `numba` is the stand-in of fakecuda.py.
+
+Kept apart from loader.py (the real Numba's side, and what both share) because this side builds on
+everything the simulator is: the stand-in module, the simulator's kernel, and Numba's own typing of
+the intrinsics (compile.py, which itself loads with the real Numba). Here the three meet, and none
+of them imports another back.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from .compile import intrinsic_types
+from .fakecuda import FakeCuda, FakeNumba, Unsupported
+from .loader import check_kernel, execute
+from .sim import SimKernel
+
+
+class SimModule:
+    """A learner's file loaded against the simulator."""
+
+    def __init__(self, namespace: dict, cuda: FakeCuda, filename: str, source: str):
+        self.namespace = namespace
+        self.cuda = cuda
+        self.filename = filename
+        self.source = source
+        self.lines = source.splitlines()
+
+    @property
+    def kernel(self):
+        return self.namespace["kernel"]
+
+
+def load_for_sim(source: str, filename: str, signature: list[str] | None = None) -> SimModule:
+    module = load_module_for_sim(source, filename)
+    check_kernel(module.namespace, filename, signature, lambda k: isinstance(k, SimKernel))
+    return module
+
+
+def load_module_for_sim(source: str, filename: str) -> SimModule:
+    """Any module against the simulator (a coaching candidate has many kernels and a launch())."""
+    cuda = FakeCuda(source, filename, kernel_class=SimKernel, intrinsic_types=intrinsic_types)
+    numba = FakeNumba(cuda)
+    real_import = builtins.__import__
+    modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,
+               "numba.core.types": numba.types, "numba.cuda.types": numba.types}
+
+    def hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == "numba" or name.startswith("numba."):
+            if name not in modules:
+                raise Unsupported(f"import {name}")
+            return modules[name] if fromlist else numba  # `import numba.types` binds `numba`
+        return real_import(name, globals, locals, fromlist, level)
+
+    fake_builtins = dict(vars(builtins))
+    fake_builtins["__import__"] = hooked_import
+    namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
+    execute(source, filename, namespace)
+    return SimModule(namespace, cuda, filename, source)
