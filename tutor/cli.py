@@ -452,6 +452,7 @@ def cmd_config(args) -> int:
 
 def cmd_optimise(args) -> int:
     from .coach import optimise as opt
+    from .durations import clock_text
 
     if args.replay:
         path = Path(args.replay)
@@ -461,10 +462,11 @@ def cmd_optimise(args) -> int:
         print(terminal_safe(f"{path}: {start.get('target') if start else '?'} on "
                             f"{start.get('backend') if start else '?'}, model {start.get('model') if start else '?'}"))
         for a in attempts:
-            print(terminal_safe(_attempt_line(a)))
+            print(terminal_safe(a.summary_line()))
         return 0
     if not args.target or not args.file:
-        raise UsageError("give a TARGET (a task or a solved puzzle) and the FILE to start from, or --replay LOG")
+        raise UsageError(f"give a TARGET (a coaching task: {_task_names()}; or a solved puzzle) and the FILE to "
+                         "start from, or --replay LOG")
     from .ai.config import settings_for
     from .engine.runner import default_backend
     from .store import default_root
@@ -491,8 +493,7 @@ def cmd_optimise(args) -> int:
             raise UsageError(f"no such log to resume: {args.resume}")
         _, resume = opt.read_log(log_path)
     else:
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        log_path = Path(args.log) if args.log else default_root() / "optimise" / f"{target.name}-{stamp}.jsonl"
+        log_path = Path(args.log) if args.log else opt.log_path_for(target.name, default_root())
     quiet = args.json
 
     def on_event(kind, data):
@@ -500,10 +501,10 @@ def cmd_optimise(args) -> int:
             return
         if kind == "round":
             left = budget.wall_s - (time.monotonic() - started)
-            print(f"round {data}: asking {settings.model} ... ({_clock(left)} of {_clock(budget.wall_s)} wall time "
-                  "left)", file=sys.stderr, flush=True)
+            print(f"round {data}: asking {settings.model} ... ({clock_text(left)} of "
+                  f"{clock_text(budget.wall_s)} wall time left)", file=sys.stderr, flush=True)
         elif kind == "attempt":
-            print(terminal_safe(_attempt_line(data)), flush=True)
+            print(terminal_safe(data.summary_line()), flush=True)
 
     started = time.monotonic()
     try:
@@ -512,7 +513,7 @@ def cmd_optimise(args) -> int:
         if hasattr(target, "close"):
             target.close()
     if result.stop_reason == "time" and not quiet:
-        print(_wall_time_spent(budget), file=sys.stderr)
+        print(opt.wall_time_spent_text(budget.wall_s, "with --budget {more}"), file=sys.stderr)
     saved = None
     if result.best is not None:
         saved = opt.save_new(Path(args.out) if args.out else path.with_name(f"{path.stem}.optimised.py"),
@@ -522,20 +523,14 @@ def cmd_optimise(args) -> int:
         out["diff"], out["saved_to"], out["log"] = result.diff(), str(saved) if saved else None, str(log_path)
         print(json.dumps(out))
         return 0 if result.best else 1
-    totals = result.totals()
-    print(f"stopped ({result.stop_reason}: {result.stop_text()}) after {totals['rounds']} round(s), "
-          f"{result.elapsed_s:.0f} s, "
-          f"{totals['prompt_tokens']} + {totals['completion_tokens']} tokens"
-          + (f", ${totals['cost_usd']:.4f}" if totals['cost_usd'] else "") + f"; log: {log_path}")
+    for line in result.summary_lines(log_path):
+        print(terminal_safe(line))
     if result.best is None:
-        print("No verified candidate: your kernel stays as it is.")
         return 1
     b = result.best
-    score = f"{b.score:.2f}x {opt.SCORE_LABEL[b.score_kind]}" if b.score is not None else "correct (not measured)"
-    print(terminal_safe(f"best: round {b.round}, {score}" + (f"; flagged: {'; '.join(b.flags)}" if b.flags else "")))
     print(terminal_safe(result.diff()))  # the model's code
     if b.explanation:
-        print("Why it is faster, in the model's words (not checked by the verifier):")
+        print(f"{opt.EXPLANATION_HEADING}:")
         print(terminal_safe(b.explanation))
     print(f"saved to {saved} (your file is unchanged)")
     return 0
@@ -544,10 +539,11 @@ def cmd_optimise(args) -> int:
 def _optimise_budget(args, settings):
     """The flags, else the [ai] settings' defaults, else the optimiser's own."""
     from .coach import optimise as opt
+    from .durations import parse_duration
 
     if args.budget is not None:
         try:
-            wall_s = opt.parse_duration(args.budget)
+            wall_s = parse_duration(args.budget)
         except ValueError as e:
             raise UsageError(f"--budget: {e}") from None
         if wall_s <= 0:
@@ -561,46 +557,10 @@ def _optimise_budget(args, settings):
                       target=args.target_score, samples=max(1, args.samples))
 
 
-def _wall_time_spent(budget) -> str:
-    from .ai.config import config_path
+def _task_names() -> str:
+    from .coach.tasks import coaching_tasks
 
-    more = _duration(2 * budget.wall_s)
-    return (f"The wall-time budget of {_clock(budget.wall_s)} ran out: it counts the model's replies and the "
-            f"verification, and a round that had begun ran to its end. Give it more with --budget {more}, or set "
-            f"optimise_wall_time = \"{more}\" under [ai] in {config_path()}.")
-
-
-def _duration(seconds: float) -> str:
-    """Seconds written the way --budget reads them, so a suggestion can be pasted back."""
-    seconds = max(1, round(seconds))
-    for size, unit in ((3600, "h"), (60, "m")):
-        if seconds % size == 0:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
-def _clock(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    return f"{minutes}m {secs:02d}s" if minutes and secs else f"{minutes}m" if minutes else f"{secs}s"
-
-
-def _attempt_line(a) -> str:
-    head = f"round {a.round}" + (f".{a.sample}" if a.sample else "")
-    cost = f", {(a.prompt_tokens or 0) + (a.completion_tokens or 0)} tokens" + (
-        f", ${a.cost_usd:.4f}" if a.cost_usd else "")
-    if a.error:
-        return f"{head}: model call failed: {a.error}"
-    if a.code is None:
-        return f"{head}: no code block in the reply{cost}"
-    if not a.correct:
-        kinds = sorted({f.get('kind') for f in a.failures})
-        return f"{head}: REJECTED ({', '.join(kinds)}){cost}"
-    score = f"{a.score:.2f}x ({a.score_kind})" if a.score is not None else "correct"
-    return f"{head}: {score}{' FLAGGED' if a.flags else ''}{cost}"
+    return ", ".join(t.name for t in coaching_tasks())
 
 
 def _optimise_target(name: str, source: str, backend: str):
@@ -612,7 +572,12 @@ def _optimise_target(name: str, source: str, backend: str):
         return opt.TaskTarget(name, backend)
     except KeyError:
         pass
-    target = opt.PuzzleTarget(_puzzle(name), source, backend)
+    try:
+        puzzle = load_catalog().get(name)
+    except KeyError:
+        raise UsageError(f"unknown target '{name}': neither a coaching task ({_task_names()}) nor a puzzle "
+                         "(see `gpu-tutor list`)") from None
+    target = opt.PuzzleTarget(puzzle, source, backend)
     if not target.check_start().passed:  # in the target's own child: its kernel time is the baseline
         target.close()
         raise UsageError(f"{name}: your kernel does not pass yet; optimise a solved puzzle "
@@ -621,16 +586,14 @@ def _optimise_target(name: str, source: str, backend: str):
 
 
 def _worked_answer(target, settings) -> None:
-    if not settings.full_code_hints:
+    from .coach.optimise import worked_answer
+
+    answer = worked_answer(target, settings)
+    if answer is None:
         print("Configure a model (`gpu-tutor doctor`) to run the optimiser.", file=sys.stderr)
         return
-    if target.kind == "task":
-        print(f"Your facilitator's policy allows worked answers: the expert kernel "
-              f"(kernels/{target.name}/expert.py) follows.\n")
-        print(target.task.source("expert"))
-    else:
-        print("Your facilitator's policy allows worked answers: the reference follows.\n")
-        print(target.puzzle.reference)
+    print(answer.notice() + "\n")
+    print(answer.reference)
 
 
 def cmd_content_check(args) -> int:

@@ -66,9 +66,10 @@ def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_p
         await run_to_the_end(screen, pilot)
         table = screen.query_one("#opt-rounds", DataTable)
         assert table.row_count == 2
-        assert str(table.get_row_at(0)[1]) == "correct" and str(table.get_row_at(1)[1]) == "no code"
+        assert str(table.get_row_at(0)[0]).startswith("round 1: correct")
+        assert str(table.get_row_at(1)[0]).startswith("round 2: no code block in the reply")
         status = str(screen.query_one("#opt-status", Static).render())
-        assert "Stopped (rounds: every round of the budget was spent)" in status and "Best: round 1" in status
+        assert "stopped (rounds: every round of the budget was spent)" in status and "\nbest: round 1" in status
         assert "not checked by the verifier" in screen.query_one("#opt-why").source
         await pilot.press("ctrl+s")
         assert screen.saved is not None and screen.saved.read_text() == FASTER
@@ -153,9 +154,9 @@ def test_the_wall_time_left_counts_down_and_a_slow_reply_is_not_cut_when_it_runs
             assert str(screen.query_one("#opt-live", Static).render()).endswith("only then decide")  # not cut
             assert re.fullmatch(r"Wall time used: 0:\d\d of 0:03\.", _clock_text(screen))
             status = str(screen.query_one("#opt-status", Static).render())
-            assert "The wall-time budget of 0:03 ran out (the model's replies and the verification count against " \
-                   "it). For more, open the optimiser again with more minutes, or set optimise_wall_time = " \
-                   "\"6s\" under [ai] in " in status
+            assert "The wall-time budget of 3s ran out: it counts the model's replies and the verification, and a " \
+                   "round that had begun ran to its end. Give it more by opening the optimiser again with more " \
+                   "minutes, or set optimise_wall_time = \"6s\" under [ai] in " in status
 
         run_app(check, tmp_path, settings)
     assert server.requests[0]["authorization"] == "Bearer sk-no-key-required"

@@ -10,7 +10,8 @@ import pytest
 from scripted_llm import register
 
 from tutor.ai.config import AISettings
-from tutor.coach.optimise import Budget, TaskTarget, extract_candidate, optimise, parse_duration, read_log
+from tutor.coach.optimise import Budget, TaskTarget, extract_candidate, optimise, read_log
+from tutor.durations import parse_duration
 from tutor.coach.tasks import load_task
 
 TASK = load_task("reduce_sum")

@@ -211,7 +211,7 @@ def settings_from_dict(raw: dict, where: str) -> AISettings:
 def _wall_time(value, where: str) -> float:
     """Seconds from a duration the optimiser's flag would accept ("30m", "90s", "1h"); a bare
     number means minutes, as it does for --budget."""
-    from ..coach.optimise import parse_duration
+    from ..durations import parse_duration
 
     try:
         seconds = parse_duration(value if isinstance(value, str) else str(value))

@@ -478,46 +478,49 @@ class TutorApp(App):
         from ..coach.optimise import PuzzleTarget
 
         code = self._main.query_one("#editor", TextArea).text
-        self._open_optimiser(PuzzleTarget(self.puzzle, code, backend=self.backend), code,
-                             worked=lambda: self.action_reference())
+        self._open_optimiser(PuzzleTarget(self.puzzle, code, backend=self.backend), code)
 
     def action_optimise_task(self) -> None:
-        from ..coach.tasks import kernels_dir, load_task
+        from ..coach.tasks import coaching_tasks
         from .screens.optimise import TaskPicker
-
-        names = sorted(p.name for p in kernels_dir().iterdir() if (p / "task.toml").is_file())
-        tasks = [(n, load_task(n).title) for n in names]
 
         def chosen(name: str | None) -> None:
             if not name:
                 return
-            from types import SimpleNamespace
-
             from ..coach.optimise import TaskTarget
-            from .screens.reference import ReferenceScreen
 
-            task = load_task(name)
-            start = task.source("naive")
-            worked = SimpleNamespace(title=f"{task.title} (expert kernel)", reference=task.source("expert"))
-            self._open_optimiser(TaskTarget(name, backend=self.backend), start,
-                                 worked=lambda: self.push_screen(ReferenceScreen(worked, start)))
+            target = TaskTarget(name, backend=self.backend)
+            self._open_optimiser(target, target.baseline_source())
 
-        self.push_screen(TaskPicker(tasks), chosen)
+        self.push_screen(TaskPicker(coaching_tasks()), chosen)
 
-    def _open_optimiser(self, target, start_code: str, worked) -> None:
+    def _open_optimiser(self, target, start_code: str) -> None:
         reason = self.ai_settings.unavailable()
         if reason:
-            if self.ai_settings.full_code_hints:
-                self.notify(f"The optimiser needs a model ({reason}). Your facilitator's policy allows the worked "
-                            "answer instead.", timeout=8)
-                worked()
-            else:
-                self.notify(f"The optimiser needs a model: {reason}.", severity="warning", timeout=8)
+            self._worked_answer(target, start_code, reason)
             return
         from .screens.optimise import OptimiseScreen
 
         root = self.store.root
-        self.push_screen(OptimiseScreen(target, start_code, self.ai_settings, root / "optimised", root / "optimise"))
+        self.push_screen(OptimiseScreen(target, start_code, self.ai_settings, root / "optimised", root))
+
+    def _worked_answer(self, target, start_code: str, reason: str) -> None:
+        """No model: the worked answer the optimiser's policy allows (worked_answer, as the CLI
+        asks it), beside the starting code; a workshop that keeps references closed keeps a
+        puzzle's closed here too."""
+        from ..coach.optimise import worked_answer
+
+        answer = worked_answer(target, self.ai_settings)
+        refusal = reference_refusal(self.solutions_policy, True) if answer and target.kind == "puzzle" else None
+        if answer is None or refusal:
+            self.notify(f"The optimiser needs a model: {reason}." + (f" {refusal}" if refusal else ""),
+                        severity="warning", timeout=8)
+            return
+        from .screens.reference import ReferenceScreen
+
+        # In the dialog, not a toast: opening a dialog clears the toasts.
+        self.push_screen(ReferenceScreen(answer, start_code, f"The optimiser needs a model ({reason}). "
+                                                             f"{answer.notice()}"))
 
     def action_cancel_hint(self) -> None:
         if self._hint_cancel is not None:

@@ -118,6 +118,31 @@ class Attempt:
     def trusted(self) -> bool:
         return self.correct and not self.flags
 
+    def round_label(self) -> str:
+        """The attempt's name in every view: "round 3", or "round 3.2" for a round's second sample."""
+        return f"round {self.round}" + (f".{self.sample}" if self.sample else "")
+
+    def summary_line(self) -> str:
+        """This attempt in one line, in the words every view shows (the CLI prints it, the app's
+        table shows it): the verifier's verdict, or why there was nothing to judge, and what the
+        model call cost."""
+        head = self.round_label()
+        if self.error:
+            return f"{head}: model call failed: {self.error}"
+        cost = f", {(self.prompt_tokens or 0) + (self.completion_tokens or 0)} tokens" + (
+            f", ${self.cost_usd:.4f}" if self.cost_usd else "")
+        if self.code is None:
+            return f"{head}: no code block in the reply{cost}"
+        if not self.correct:
+            kinds = sorted({str(f.get("kind") or "?") for f in self.failures})
+            return f"{head}: REJECTED ({', '.join(kinds)}){cost}"
+        score = f", {self.score:.2f}x ({self.score_kind})" if self.score is not None else ""
+        return f"{head}: correct{score}{' FLAGGED' if self.flags else ''}{cost}"
+
+
+# The heading above the model's explanation of its best candidate, in every view.
+EXPLANATION_HEADING = "Why it is faster, in the model's words (not checked by the verifier)"
+
 
 @dataclass
 class OptimiseResult:
@@ -139,6 +164,21 @@ class OptimiseResult:
     def stop_text(self) -> str:
         """Why the session ended, in words both views print."""
         return STOP_REASONS.get(self.stop_reason, self.stop_reason)
+
+    def summary_lines(self, log_path: Path | str | None = None) -> list[str]:
+        """The end of a session in the words every view shows: why it stopped and what it spent
+        (with the log's path), then the best verified candidate, or that there is none."""
+        t = self.totals()
+        stopped = (f"stopped ({self.stop_reason}: {self.stop_text()}) after {t['rounds']} round(s), "
+                   f"{self.elapsed_s:.0f} s, {t['prompt_tokens']} + {t['completion_tokens']} tokens"
+                   + (f", ${t['cost_usd']:.4f}" if t["cost_usd"] else "") + (f"; log: {log_path}" if log_path else ""))
+        b = self.best
+        if b is None:
+            return [stopped, "No verified candidate: your kernel stays as it is."]
+        score = (f"{b.score:.2f}x {SCORE_LABEL[b.score_kind]}" if b.score is not None
+                 else "correct (no score on this backend)")
+        flags = f"; flagged for review: {'; '.join(b.flags)}" if b.flags else ""
+        return [stopped, f"best: {b.round_label()}, {score}{flags}"]
 
     def totals(self) -> dict:
         return {"rounds": max((a.round for a in self.attempts), default=0),
@@ -367,6 +407,31 @@ def _kernel_ms(verdict) -> float | None:
     return sum(times) if times else None
 
 
+@dataclass(frozen=True)
+class WorkedAnswer:
+    """What a learner may read when the optimiser cannot run: a task's expert kernel or a
+    puzzle's reference. `title` heads the code where a screen shows it beside the learner's."""
+
+    title: str
+    what: str         # "the expert kernel (kernels/softmax/expert.py)", "the reference"
+    reference: str    # the code
+
+    def notice(self) -> str:
+        return f"Your facilitator's policy allows the worked answer instead: {self.what}."
+
+
+def worked_answer(target, settings) -> WorkedAnswer | None:
+    """The worked answer for a target when no model can be called, if the facilitator's policy
+    allows full code (`full_code_hints`); None when it does not. Both views ask this and show
+    what it returns; neither decides on its own."""
+    if not settings.full_code_hints:
+        return None
+    if target.kind == "task":
+        return WorkedAnswer(f"{target.task.title} (expert kernel)",
+                            f"the expert kernel (kernels/{target.name}/expert.py)", target.task.source("expert"))
+    return WorkedAnswer(target.puzzle.title, "the reference", target.puzzle.reference)
+
+
 # -- the loop -------------------------------------------------------------------------------------
 _BLOCK = re.compile(r"```(?:python|py)?[^\n]*\n(.*?)```", re.S)
 
@@ -477,6 +542,12 @@ def device_text(backend: str) -> str:
         return f"Judged and timed on an NVIDIA GPU: {out[0]}." if out else "Judged and timed on a CUDA GPU."
     except (OSError, subprocess.SubprocessError):
         return "Judged and timed on a CUDA GPU."
+
+
+def log_path_for(target_name: str, root: Path | str) -> Path:
+    """Where a new session's log goes, for every view: `optimise/` in the data folder `root`,
+    one file per target and start time."""
+    return Path(root) / "optimise" / f"{target_name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
 
 
 class OptimiseLog:
@@ -654,10 +725,13 @@ def _messages(target, start_code, device, feedback, best) -> list[dict]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(user)}]
 
 
-def parse_duration(text: str) -> float:
-    """'15m', '90s', '1h', '2.5' (minutes) -> seconds."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smh]?)\s*", text)
-    if not m:
-        raise ValueError(f"{text!r} is not a duration: write 15m, 90s or 1h")
-    value, unit = float(m.group(1)), m.group(2) or "m"
-    return value * {"s": 1, "m": 60, "h": 3600}[unit]
+def wall_time_spent_text(wall_s: float, give_more: str) -> str:
+    """What every view says when the wall-time budget ran out. `give_more` is the view's own way
+    to ask for more time ("with --budget {more}"), {more} standing for the suggested budget."""
+    from ..ai.config import config_path
+    from ..durations import clock_text, duration_text
+
+    more = duration_text(2 * wall_s)
+    return (f"The wall-time budget of {clock_text(wall_s)} ran out: it counts the model's replies and the "
+            f"verification, and a round that had begun ran to its end. Give it more {give_more.format(more=more)}, "
+            f"or set optimise_wall_time = \"{more}\" under [ai] in {config_path()}.")

@@ -103,10 +103,20 @@ def load_task(name: str, root: Path | None = None) -> Task:
     root = Path(root) if root else kernels_dir()
     folder = root / name
     if not (folder / "task.toml").is_file():
-        known = ", ".join(sorted(p.name for p in root.iterdir() if (p / "task.toml").is_file())) if root.is_dir() else ""
-        raise KeyError(f"unknown task '{name}'; known tasks: {known}")
+        raise KeyError(f"unknown task '{name}'; known tasks: {', '.join(_task_names(root))}")
     with open(folder / "task.toml", "rb") as f:
         return Task(name, folder, tomllib.load(f))
+
+
+def coaching_tasks(root: Path | None = None) -> list[Task]:
+    """Every coaching task (a folder of kernels/ with a task.toml), by name: the one list the CLI
+    and the app offer."""
+    root = Path(root) if root else kernels_dir()
+    return [load_task(name, root) for name in _task_names(root)]
+
+
+def _task_names(root: Path) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if (p / "task.toml").is_file()) if root.is_dir() else []
 
 
 def _draw_shape(task: str, names: list[str], rule: dict, rng) -> tuple:

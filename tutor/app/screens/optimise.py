@@ -50,13 +50,13 @@ class OptimiseScreen(Screen):
     BINDINGS = [Binding("escape", "cancel_or_close", "Cancel / close"),
                 Binding("ctrl+s", "save", "Save as a new file")]
 
-    def __init__(self, target, start_code: str, settings, save_dir: Path, log_dir: Path):
+    def __init__(self, target, start_code: str, settings, save_dir: Path, data_root: Path):
         super().__init__()
         self.target = target
         self.start_code = start_code
         self.settings = settings
         self.save_dir = save_dir
-        self.log_dir = log_dir
+        self.data_root = data_root  # the log goes where log_path_for puts it, as the CLI's does
         self.cancel = threading.Event()
         self.result = None
         self.running = False
@@ -93,7 +93,7 @@ class OptimiseScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one("#opt-rounds", DataTable)
-        table.add_columns("round", "verdict", "score", "tokens", "cost", "seconds")
+        table.add_columns("attempt", "seconds")
         self.query_one("#opt-start", Button).focus()
 
     # -- starting and running ----------------------------------------------------------------------
@@ -149,10 +149,9 @@ class OptimiseScreen(Screen):
 
     @work(thread=True, group="optimise", exit_on_error=False)
     def _run(self, budget) -> None:
-        from ...coach.optimise import optimise
+        from ...coach.optimise import log_path_for, optimise
 
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        log = self.log_dir / f"{self.target.name}-{stamp}.jsonl"
+        log = log_path_for(self.target.name, self.data_root)
         try:
             result = optimise(self.target, self.start_code, self.settings, budget, log_path=log, cancel=self.cancel,
                               on_event=lambda kind, data: self.app.call_from_thread(self._event, kind, data))
@@ -181,21 +180,12 @@ class OptimiseScreen(Screen):
             self._add_row(data)
 
     def _add_row(self, a) -> None:
-        if a.error:
-            verdict = "model failed"
-        elif a.code is None:
-            verdict = "no code"
-        elif a.correct:
-            verdict = "correct" + (" (flagged)" if a.flags else "")
-        else:
-            verdict = "rejected: " + ", ".join(sorted({f.get("kind", "?") for f in a.failures}))
-        score = f"{a.score:.2f}x {a.score_kind}" if a.score is not None else "-"
-        tokens = (a.prompt_tokens or 0) + (a.completion_tokens or 0)
-        cost = f"${a.cost_usd:.4f}" if a.cost_usd else "-"
-        round_id = f"{a.round}.{a.sample}" if a.sample else str(a.round)
-        cells = (round_id, verdict, score, str(tokens or "-"), cost, f"{a.latency_s:.1f}")
+        """The attempt's line, worded by the optimiser (Attempt.summary_line, as the CLI prints it),
+        coloured here by its verdict."""
+        style = "green" if a.trusted else "yellow" if a.correct else "red" if a.code is not None else ""
         # A DataTable reads a str cell as markup; Text is shown as it is.
-        self.query_one("#opt-rounds", DataTable).add_row(*(Text(terminal_safe(c)) for c in cells))
+        self.query_one("#opt-rounds", DataTable).add_row(Text(terminal_safe(a.summary_line()), style=style),
+                                                         Text(f"{a.latency_s:.1f}"))
 
     def _tick(self) -> None:
         """The wall time left, counted down while the session runs."""
@@ -223,29 +213,24 @@ class OptimiseScreen(Screen):
         self._status(f"The optimiser stopped: {message}")
 
     def _finished(self, result, log: Path) -> None:
-        from ...coach.optimise import SCORE_LABEL
+        from ...coach.optimise import EXPLANATION_HEADING, wall_time_spent_text
 
         self.running = False
         self.result = result
         self._stop_clock()
-        totals = result.totals()
-        head = (f"Stopped ({result.stop_reason}: {result.stop_text()}) after {totals['rounds']} round(s), {result.elapsed_s:.0f} s"
-                + (f", ${totals['cost_usd']:.4f}" if totals["cost_usd"] else "") + f". Log: {log}")
+        lines = result.summary_lines(log)  # worded by the optimiser, as the CLI prints them
         if result.stop_reason == "time":
-            head += "\n" + _wall_time_spent(self._budget)
+            lines.insert(1, wall_time_spent_text(self._budget.wall_s, "by opening the optimiser again with more "
+                                                                      "minutes"))
         best = result.best
         if best is None:
-            self._status(head + "\nNo verified candidate: your code stays as it is.")
+            self._status("\n".join(lines))
             return
-        score = (f"{best.score:.2f}x, {SCORE_LABEL[best.score_kind]}" if best.score is not None
-                 else "correct (no score on this backend)")
-        flags = f" Flagged for review: {'; '.join(best.flags)}" if best.flags else ""
-        self._status(f"{head}\nBest: round {best.round}, verified {score}.{flags} ctrl+s saves it as a new file.")
+        self._status("\n".join(lines + ["ctrl+s saves it as a new file."]))
         diff = terminal_safe(result.diff())  # the model's code: Syntax draws its characters as they are
         self.query_one("#opt-diff", Static).update(Syntax(diff or "(no change)", "diff", theme="ansi_dark"))
         why = terminal_safe(best.explanation or "(the model gave no explanation)")
-        self.query_one("#opt-why", Markdown).update(
-            "### Why it is faster: the model's explanation (not checked by the verifier)\n\n" + why)
+        self.query_one("#opt-why", Markdown).update(f"### {EXPLANATION_HEADING}\n\n" + why)
         self.query_one("#opt-save", Button).disabled = False
 
     def _status(self, text: str) -> None:
@@ -270,17 +255,8 @@ class OptimiseScreen(Screen):
         self.dismiss(self.saved)
 
 
-def _wall_time_spent(budget) -> str:
-    from ...ai.config import config_path
-
-    more = round(2 * budget.wall_s)
-    more = f"{more // 60}m" if more % 60 == 0 else f"{more}s"  # as --budget reads it
-    return (f"The wall-time budget of {_clock(budget.wall_s)} ran out (the model's replies and the verification "
-            f"count against it). For more, open the optimiser again with more minutes, or set "
-            f"optimise_wall_time = \"{more}\" under [ai] in {config_path()}.")
-
-
 def _clock(seconds: float) -> str:
+    """The countdown's face, ticking once a second: 2:59, 1:00:00."""
     seconds = max(0, round(seconds))
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
@@ -292,9 +268,9 @@ class TaskPicker(Screen):
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Back")]
 
-    def __init__(self, tasks: list[tuple[str, str]]):
+    def __init__(self, tasks: list):
         super().__init__()
-        self.tasks = tasks
+        self.tasks = tasks  # coaching_tasks(): the one list the CLI names too
 
     def compose(self) -> ComposeResult:
         from textual.widgets import OptionList
@@ -302,7 +278,7 @@ class TaskPicker(Screen):
 
         with Vertical():
             yield Label("Optimise a coaching task, starting from its naive kernel:")
-            yield OptionList(*[Option(f"{name}: {title}", id=name) for name, title in self.tasks], id="task-list")
+            yield OptionList(*[Option(f"{t.name}: {t.title}", id=t.name) for t in self.tasks], id="task-list")
         yield Footer()
 
     def on_option_list_option_selected(self, event) -> None:

@@ -35,16 +35,19 @@ class ReferenceScreen(ModalScreen[None]):
     """
     BINDINGS = [Binding("escape,f3", "dismiss", "Close")]
 
-    def __init__(self, puzzle, learner_code: str):
+    def __init__(self, puzzle, learner_code: str, notice: str | None = None):
         super().__init__()
-        self.puzzle = puzzle
+        self.puzzle = puzzle  # a Puzzle, or a WorkedAnswer (tutor.coach.optimise): a title and a reference
         self.learner_code = learner_code
+        self.notice = notice  # why it opened, where it opened instead of something else
 
     def compose(self) -> ComposeResult:
         diff = "".join(difflib.unified_diff(self.learner_code.splitlines(keepends=True),
                                             self.puzzle.reference.splitlines(keepends=True),
                                             "your code", "reference"))
         with Vertical():
+            if self.notice:
+                yield Label(self.notice, id="reference-notice", markup=False)
             yield Label(f"[b]{self.puzzle.title}[/]: your code (left) and the reference (right). Escape closes.")
             with Horizontal():
                 yield CodeEditor.code_editor(self.learner_code, language="python", read_only=True, id="mine")
