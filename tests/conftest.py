@@ -1,8 +1,16 @@
-"""Shared fixtures: the catalog, and kernel files written to a temporary folder."""
+"""Shared fixtures: the catalog, kernel files written to a temporary folder, and the session's
+warm children (warm_runners.py), closed when the session ends."""
 
 import pytest
 
+import warm_runners
 from tutor.puzzles import load_catalog
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _close_the_warm_children():
+    yield
+    warm_runners.close_all()
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,15 @@
 """The app driven as a learner drives it: open, type, run, read the verdict, move on."""
 
 import asyncio
-import os
 import time
 
-import pytest
 from textual.widgets import TextArea
 
 from tutor.app.app import make_app
 from tutor.app.widgets.hints import HintsPanel
 from tutor.app.widgets.verdict import VerdictView
 from tutor.store import Store
+from warm_runners import app_runners
 
 RACY_DOT = '''import numba
 from numba import cuda
@@ -32,9 +31,11 @@ def kernel(out, a, b, size):
 '''
 
 
-def run_app(coro, tmp_path, size=(120, 40), **kwargs):
+def run_app(coro, tmp_path, size=(120, 40), cold=False, **kwargs):
+    """`cold`: the app starts its own children, as a learner's does (else it borrows warm ones)."""
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, **kwargs)
+        runners = None if cold or "runner_timeout" in kwargs else app_runners()
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, runners=runners, **kwargs)
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 
 from tutor.ai.config import AISettings
 from tutor.app.app import make_app
+from warm_runners import app_runners
 
 FASTER = """from numba import cuda
 
@@ -23,7 +24,7 @@ def kernel(out, a):
 
 def run_app(coro, tmp_path, settings):
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings)
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings, runners=app_runners())
         async with app.run_test(size=(130, 45)) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -14,6 +14,7 @@ from tutor.app.app import make_app
 from tutor.app.widgets.verdict import VerdictView
 from tutor.store import Store
 from tutor.workshop.config import load_workshop
+from warm_runners import app_runners
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,8 @@ def write_workshop(tmp_path, catalog, extra=""):
 
 def run_app(coro, tmp_path, workshop, backend="sim", size=(120, 40)):
     async def main():
-        app = make_app(data_dir=tmp_path / "data", backend=backend, seed=1, workshop=workshop)
+        app = make_app(data_dir=tmp_path / "data", backend=backend, seed=1, workshop=workshop,
+                       runners=app_runners(backend) if backend == "sim" else None)
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -15,6 +15,7 @@ from tutor.app.app import TutorApp, make_app
 from tutor.coach import optimise as opt
 from tutor.coach.optimise import Attempt, OptimiseLog, OptimiseResult, TaskTarget
 from tutor.coach.tasks import coaching_tasks, load_task
+from warm_runners import app_runners
 
 NAIVE = load_task("reduce_sum").source("naive")
 FASTER = NAIVE + "# the same kernel, sent as faster\n"
@@ -67,7 +68,8 @@ def naive_file(tmp_path):
 
 def run_app(coro, tmp_path, settings):
     async def main():
-        app = make_app(data_dir=tmp_path / "app", backend="sim", seed=1, ai_settings=settings)
+        app = make_app(data_dir=tmp_path / "app", backend="sim", seed=1, ai_settings=settings,
+                       runners=app_runners())
         async with app.run_test(size=(130, 45)) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -107,7 +107,11 @@ class TutorApp(App):
 
     def __init__(self, *, catalog: Catalog | None = None, store: Store | None = None,
                  backend: str | None = None, puzzle: str | None = None, runner_timeout: float = 10.0,
-                 seed: int | None = None, repeatable: bool = False, ai_settings=None, workshop=None):
+                 seed: int | None = None, repeatable: bool = False, ai_settings=None, workshop=None,
+                 runners: tuple | None = None):
+        """`runners`: (the backend's Runner, the compiler's sim Runner) to borrow instead of starting
+        two children: warm ones shared by many apps in one process (a test session). The app leaves
+        them running when it closes; the caller owns them."""
         super().__init__()
         from ..ai.config import AISettings
 
@@ -126,6 +130,7 @@ class TutorApp(App):
         self.store = store or Store()
         self.set_reactive(TutorApp.backend, backend or default_backend())
         self._runner_timeout = runner_timeout
+        self._borrowed = tuple(runners) if runners else ()
         self.runner: Runner | None = None
         self.compiler: Runner | None = None  # a second warm child: the compiler runs beside the simulator
         self._compiled: dict = {}  # generation -> (failure, note), until its run's verdict is final
@@ -167,8 +172,11 @@ class TutorApp(App):
         if self.repeatable:
             self._main.query_one("#editor", TextArea).cursor_blink = False
             self._main.query_one(VerdictView).show_timings = False
-        self.runner = Runner(self.backend, timeout=self._runner_timeout)
-        self.compiler = Runner("sim", timeout=self._runner_timeout)
+        if self._borrowed and self._borrowed[0].backend == self.backend:
+            self.runner, self.compiler = self._borrowed
+        else:
+            self.runner = Runner(self.backend, timeout=self._runner_timeout)
+            self.compiler = Runner("sim", timeout=self._runner_timeout)
         # Start the children (numba's import takes both cores for a second) only once the first
         # frame is on screen, so the app paints as fast as a bare one.
         self.call_after_refresh(lambda: self.set_timer(0.2, self._warm_runner))
@@ -579,7 +587,7 @@ class TutorApp(App):
             old_runner = self.runner
             self._warm = False
             self.runner = Runner(new, timeout=self._runner_timeout)
-            old_runner.close()
+            self._close(old_runner)
             self._warm_runner()
             self.notify(f"Backend: {new}" + ("" if new == "sim" else " (needs a CUDA GPU)"))
         if self.is_mounted:
@@ -752,8 +760,12 @@ class TutorApp(App):
             self._hint_cancel.set()
         self.autosaver.flush()
         for runner in (self.runner, self.compiler):
-            if runner is not None:
-                runner.close()
+            self._close(runner)
+
+    def _close(self, runner: Runner | None) -> None:
+        """A child of the app's own ends with it; a borrowed one is its owner's to close."""
+        if runner is not None and not any(runner is b for b in self._borrowed):
+            runner.close()
 
 
 def incomplete_python(source: str) -> str | None:
@@ -771,9 +783,9 @@ def incomplete_python(source: str) -> str | None:
 
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
-             repeatable: bool = False, ai_settings=None, workshop=None) -> TutorApp:
+             repeatable: bool = False, ai_settings=None, workshop=None, runners: tuple | None = None) -> TutorApp:
     """The app as the CLI and the tests build it: same wiring, their own data directory. A workshop
     (tutor.workshop.config) narrows the puzzles to its own and sets the title, policies and backend."""
     return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
                     puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
-                    ai_settings=ai_settings, workshop=workshop)
+                    ai_settings=ai_settings, workshop=workshop, runners=runners)
