@@ -1,15 +1,13 @@
 """The headless CLI: exit codes, one JSON object, plain-words text."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from cli_run import run_cli
 
 
 def gpu_tutor(*args):
-    proc = subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True,
-                          timeout=120, env={**__import__("os").environ, "GPU_TUTOR_NO_GPU": "1"})
+    proc = run_cli(*args, env={**__import__("os").environ, "GPU_TUTOR_NO_GPU": "1"})
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -107,9 +105,8 @@ def test_the_optimisers_explanation_and_code_from_the_model_are_printed_escaped(
     env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "GPU_TUTOR_DATA": str(tmp_path / "data"),
            "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml"), "GPU_TUTOR_NO_GPU": "1"}
     with ChatServer([reply]) as server:
-        done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
-                               "openai/tiny", "--api-base", server.url, "--rounds", "1", "--backend", "sim"],
-                              capture_output=True, text=True, env=env, timeout=300)
+        done = run_cli("optimise", "reduce_sum", str(start), "--model", "openai/tiny", "--api-base", server.url,
+                       "--rounds", "1", "--backend", "sim", env=env)
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout
     assert "one atomic per block \\x1b]0;pwned\\x07\\x1b[2J" in done.stdout
@@ -140,9 +137,8 @@ def _optimise(tmp_path, server, *flags, config=""):
     env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(settings),
            "GPU_TUTOR_NO_GPU": "1"}
     env.pop("OPENAI_API_KEY", None)
-    return subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
-                           "openai/tiny", "--api-base", server.url, "--backend", "sim", *flags],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return run_cli("optimise", "reduce_sum", str(start), "--model", "openai/tiny", "--api-base", server.url,
+                   "--backend", "sim", *flags, env=env)
 
 
 def test_the_optimisers_rounds_default_comes_from_the_ai_settings_and_the_flag_overrides_it(tmp_path):
@@ -194,8 +190,7 @@ def _gpu_tutor_with_data(data, *args):
     import os
 
     env = {**os.environ, "GPU_TUTOR_NO_GPU": "1", "GPU_TUTOR_DATA": str(data)}
-    proc = subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True,
-                          timeout=120, env=env)
+    proc = run_cli(*args, env=env)
     return proc.returncode, proc.stdout, proc.stderr
 
 

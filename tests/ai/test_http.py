@@ -3,8 +3,6 @@
 import json
 import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +10,7 @@ from loopback_llm import ChatServer
 
 from tutor.ai.config import AISettings
 from tutor.ai.llm import AIError, complete
+from cli_run import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 WRONG = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i]\n"
@@ -163,8 +162,7 @@ def _cli(*args, env_extra=None, without=(), tmp_path):
     for name in without:
         env.pop(name, None)
     (tmp_path / "none.toml").write_text("")
-    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True, env=env,
-                          cwd=ROOT, timeout=120)
+    return run_cli(*args, env=env, cwd=ROOT)
 
 
 def test_the_hint_command_streams_an_ai_hint_over_http(tmp_path):

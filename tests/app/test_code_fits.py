@@ -12,6 +12,7 @@ from textual.widgets import TextArea
 
 from tutor.app.app import make_app
 from tutor.puzzles import load_catalog
+from warm_runners import app_runners
 
 CATALOG = load_catalog()
 CLASSIC = next(t for t in CATALOG.tracks if t.id == "classic").puzzles
@@ -21,12 +22,13 @@ def _screen(app) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
+@pytest.mark.e2e  # every classic reference drawn and scrolled at three sizes: 15 to 26 s each
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)])
 def test_every_classic_reference_shows_whole_lines_in_the_editor(tmp_path, size):
     cut = []
 
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, repeatable=True)
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, repeatable=True, runners=app_runners())
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             for pid in CLASSIC:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="a Linux pseudo-terminal")
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(sys.platform != "linux", reason="a Linux pseudo-terminal")]
 
 ENTER, BACKSPACE = "\r", "\x7f"
 CTRL_E, CTRL_R, CTRL_Q, CTRL_END = "\x05", "\x12", "\x11", "\x1b[1;5F"

@@ -79,6 +79,7 @@ def test_candidate_passes_the_static_screen(task, cand):
     assert findings == [], [str(f) for f in findings]
 
 
+@pytest.mark.e2e  # a whole verification of each attention kernel: 8 to 18 s each
 @pytest.mark.parametrize("task", TASKS)
 @pytest.mark.parametrize("cand", CANDIDATES)
 def test_candidate_passes_the_verifier_on_our_simulator(task, cand):
@@ -161,6 +162,7 @@ def _compile_task_for_sm90(task: str) -> list[dict]:
     return compile_for_sm90(task, _signatures()[task])
 
 
+@pytest.mark.e2e  # every kernel through Numba to PTX in a process of its own
 @pytest.mark.parametrize("task", TASKS)
 def test_kernels_compile_for_sm90_without_a_gpu(task):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

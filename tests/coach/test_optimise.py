@@ -13,6 +13,7 @@ from tutor.ai.config import AISettings
 from tutor.coach.optimise import Budget, TaskTarget, extract_candidate, optimise, read_log
 from tutor.durations import parse_duration
 from tutor.coach.tasks import load_task
+from cli_run import run_cli
 
 TASK = load_task("reduce_sum")
 NAIVE, EXPERT = TASK.source("naive"), TASK.source("expert")
@@ -94,6 +95,24 @@ def test_a_reply_without_code_and_a_failing_model_are_fed_back_not_fatal():
     assert "model call failed" in provider.calls[2][-1]["content"]
 
 
+def test_the_loop_stops_on_an_error_whose_kind_repeats_not_on_words_in_its_text():
+    """A refused key stops the session at once (every call would be refused the same way); a
+    timeout goes on to the next round even when its text says "key" or "auth"."""
+    from tutor.ai.llm import import_litellm
+
+    litellm = import_litellm()
+    register([litellm.AuthenticationError(message="Incorrect API key provided", llm_provider="scripted",
+                                          model="scripted/tutor"), reply(NAIVE)])
+    refused = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=3))
+    assert refused.stop_reason == "model_error" and len(refused.attempts) == 1
+    assert refused.attempts[0].error_kind == "auth"
+    register([litellm.Timeout(message="the auth proxy held the key request too long", llm_provider="scripted",
+                              model="scripted/tutor"), reply(NAIVE)])
+    slow = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=2))
+    assert slow.attempts[0].error_kind == "timeout" and slow.stop_reason == "rounds"
+    assert len(slow.attempts) == 2 and slow.attempts[1].correct
+
+
 def test_extracting_the_candidate_and_durations():
     code, why = extract_candidate("```python\nx = 1\n```\ntext\n```python\ndef launch(out):\n    pass\n```\n"
                                   "**Why it is faster:** coalesced.", "task")
@@ -109,8 +128,6 @@ def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "
     sends `replies`: (the finished process, the server, the starting file, the environment). With
     `key` None no provider key is in the environment, as on a machine with only a local server."""
     import os
-    import subprocess
-    import sys
 
     from loopback_llm import ChatServer
 
@@ -122,18 +139,14 @@ def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "
         env["OPENAI_API_KEY"] = key
     (tmp_path / "none.toml").write_text("")
     with ChatServer(replies) as server:
-        done = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--model",
-                               "openai/tiny", "--api-base", server.url, "--rounds", str(rounds), "--backend", "sim",
-                               "--json"], capture_output=True, text=True, env=env, cwd=ROOT, timeout=600)
+        done = run_cli("optimise", "reduce_sum", str(start), "--model", "openai/tiny", "--api-base", server.url,
+                       "--rounds", str(rounds), "--backend", "sim", "--json", env=env, cwd=ROOT)
     return done, server, start, env
 
 
 def test_one_round_over_real_http_through_the_cli_and_the_floor_ends_the_session(tmp_path):
     """The expert moves the floor's bytes at the scored shape (every input read once, the output
     written once): no kernel can score higher, so the two rounds left are not spent."""
-    import subprocess
-    import sys
-
     done, server, start, env = optimise_over_http(tmp_path, [reply(EXPERT, "one atomic per block")] * 3, 3)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -148,8 +161,7 @@ def test_one_round_over_real_http_through_the_cli_and_the_floor_ends_the_session
     # the model is told how it is scored and where, with the numbers
     assert "scored shape (20011,)" in prompt and "80,048 bytes" in prompt and "rtol=" in prompt
     assert "seed you never see" in prompt and "cuda.fma" in prompt and "dynamic shared memory" in prompt
-    replay = subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "--replay", out["log"]],
-                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    replay = run_cli("optimise", "--replay", out["log"], env=env, cwd=ROOT)
     assert replay.returncode == 0 and "round 1:" in replay.stdout and "traffic" in replay.stdout
 
 
@@ -245,8 +257,6 @@ def test_over_http_a_local_server_gets_a_placeholder_key_and_answers(scripted_se
 
 def test_without_a_model_the_cli_says_so_and_shows_the_expert_only_if_policy_allows(tmp_path):
     import os
-    import subprocess
-    import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
@@ -256,8 +266,7 @@ def test_without_a_model_the_cli_says_so_and_shows_the_expert_only_if_policy_all
     env = {**os.environ, "GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(config)}
 
     def run():
-        return subprocess.run([sys.executable, "-m", "tutor.cli", "optimise", "reduce_sum", str(start), "--backend",
-                               "sim"], capture_output=True, text=True, env=env, cwd=root, timeout=120)
+        return run_cli("optimise", "reduce_sum", str(start), "--backend", "sim", env=env, cwd=root)
 
     config.write_text("")
     closed = run()

@@ -238,6 +238,7 @@ def _run_task_on_gpu(task: str) -> list[dict]:
     return records
 
 
+@pytest.mark.e2e  # every kernel through Numba to PTX in a process of its own
 @pytest.mark.parametrize("task", TASKS)
 def test_kernels_compile_for_sm90_without_a_gpu(task):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

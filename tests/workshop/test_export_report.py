@@ -4,13 +4,12 @@ skipping the broken ones by name."""
 import csv
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 from tutor.workshop.learner import save_name
 from tutor.store import Store
+from cli_run import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = float(int(time.time()))
@@ -21,8 +20,7 @@ def gpu_tutor(*args, data=None, cwd=None, timeout=120):
     env.pop("GPU_TUTOR_WORKSHOP", None)
     if data is not None:
         env["GPU_TUTOR_DATA"] = str(data)
-    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True, timeout=timeout,
-                          env=env, cwd=cwd or ROOT)
+    return run_cli(*args, env=env, cwd=cwd or ROOT)
 
 
 def minutes_ago(root, minutes):

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tutor.workshop.config import EXAMPLE, WorkshopError, load_workshop, reference_refusal
+from cli_run import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,8 +107,7 @@ def test_the_solution_policies():
 
 def gpu_tutor(*args, env=None, cwd=None):
     env = {**os.environ, "GPU_TUTOR_NO_GPU": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "tutor.cli", *args], capture_output=True, text=True,
-                          timeout=120, env=env, cwd=cwd or ROOT)
+    return run_cli(*args, env=env, cwd=cwd or ROOT)
 
 
 def test_workshop_init_writes_a_file_that_check_accepts_and_never_overwrites(tmp_path):

@@ -19,7 +19,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
 from netless import no_network_prefix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +40,6 @@ def _report():
 """
 
 
-@pytest.mark.slow
 def test_the_workshop_app_opens_no_socket_and_never_imports_litellm(tmp_path):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
