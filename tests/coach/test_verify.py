@@ -336,7 +336,7 @@ def test_expert_kernels_pass_the_verifier_on_the_simulator(name):
 
 @pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])
 def test_every_baseline_passes_the_static_screen(name):
-    from tutor.coach.static_rules import check_task_module
+    from tutor.engine.static_rules import check_task_module
     from tutor.coach.tasks import load_task
 
     for kind in ("naive", "expert"):

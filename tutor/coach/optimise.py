@@ -396,7 +396,7 @@ def screen_failures(source: str) -> list[dict]:
     """The static screen's findings on a puzzle candidate, as the failures a verdict carries (kind
     "static", like the task verifier's), so the feedback names the rule and the line."""
     from ..engine.verdict import Failure
-    from .static_rules import check_puzzle_module
+    from ..engine.static_rules import check_puzzle_module
 
     return [Failure(kind="static", rule=f.rule, line=f.line, message=f"{f.message} {f.fix}".strip()).to_json()
             for f in check_puzzle_module(source, "candidate.py")]

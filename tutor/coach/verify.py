@@ -31,7 +31,7 @@ SPEEDUP_TO_REVIEW = 10.0
 def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
            on_wait=None) -> Verdict:
     """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn."""
-    from .static_rules import check_task_module
+    from ..engine.static_rules import check_task_module
     from .tasks import load_task
 
     spec = load_task(task)  # an unknown task is a usage error (KeyError), before anything runs
