@@ -94,7 +94,8 @@ def test_the_workshop_app_opens_no_socket_and_never_imports_litellm(tmp_path):
     progress = json.loads((tmp_path / "data" / "state.json").read_text())["puzzles"]["zip"]
     assert progress["hint_levels_used"] == 1 and progress["ai_hints_used"] == 0
     reports = [json.loads(p.read_text()) for p in (tmp_path / "report").glob("*.json")]
-    assert any("tutor.cli" in " ".join(r["argv"]) or r["argv"][0].endswith("cli.py") for r in reports), reports
+    main_py = os.path.join("cli", "__main__.py")  # `python -m tutor.cli` runs tutor/cli/__main__.py
+    assert any("tutor.cli" in " ".join(r["argv"]) or r["argv"][0].endswith(main_py) for r in reports), reports
     # The engine's children start through the sandbox: a cleared environment (so not this test's
     # OFFLINE_REPORT), no writes outside their own folder, and no socket but a Unix one, which
     # tests/engine/test_sandbox.py proves from inside; only the app's own process reports here.

@@ -1,6 +1,7 @@
 """The facilitator's commands: `workshop init|check`, `export` and `report`, and the workshop the app
-opens with. Kept apart from tutor/cli.py so that the learner's commands there stay short; tutor/cli.py
-only registers these. Exit status as everywhere: 0 done, 1 failed, 2 a usage or input error.
+opens with. Kept apart from the tutor/cli/ package so that the learner's commands there stay short;
+tutor/cli/__init__.py only registers these. Exit status as everywhere: 0 done, 1 failed, 2 a usage or
+input error.
 """
 
 from __future__ import annotations

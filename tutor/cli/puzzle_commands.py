@@ -1,0 +1,183 @@
+"""The learner's puzzle commands: the home screen (the app, or where to start when there is no
+terminal), `list` with the learner's progress, `show`, `check` and `trace`; and `content check`, the
+author's check of the same catalog, a few lines that would not earn a module of their own.
+
+They sit together because they share the catalog, the progress listing and a puzzle's kernel file.
+Nothing here imports numba: the engine's child process does, so `gpu-tutor list` answers at once.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from ..engine.gpulock import waiting_text
+from ..engine.runner import Runner, default_backend
+from ..puzzles import load_catalog
+from ..textsafe import terminal_safe
+from ..workshop.cli import home_workshop
+from .inputs import UsageError, find_puzzle, read_inputs
+
+
+def cmd_home(args) -> int:
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from ..app.app import make_app
+
+        if args.app_puzzle:
+            find_puzzle(args.app_puzzle)
+        from ..ai.config import settings_for
+
+        workshop = home_workshop(args)  # a bad workshop file is reported before the app opens
+        # A workshop's file decides the hints; otherwise a bad settings file is reported here too.
+        settings = workshop.ai_settings() if workshop else settings_for(args)
+        make_app(backend=args.app_backend, puzzle=args.app_puzzle, ai_settings=settings, workshop=workshop).run()
+        return 0
+    return cmd_orientation(args)
+
+
+def cmd_orientation(args) -> int:
+    """Without a terminal (a pipe, CI) the app cannot open: say where to start instead."""
+    catalog = load_catalog()
+    first = catalog.ordered()[0]
+    print("gpu-tutor: learn GPU programming by solving Numba-CUDA puzzles.")
+    print(f"backend: {default_backend()} ({'a CUDA GPU was found' if default_backend() == 'gpu' else 'no GPU here: our simulator'})")
+    print()
+    print(_list_text(catalog, _progress_store()))
+    print()
+    print("Start with:")
+    print(f"  gpu-tutor show {first.id}                      # read the lesson")
+    print(f"  gpu-tutor show {first.id} --starter > {first.id}.py   # save the starter, then edit it")
+    print(f"  gpu-tutor check {first.id} {first.id}.py             # run it on every config")
+    print(f"  gpu-tutor trace {first.id} {first.id}.py             # see what every thread did")
+    return 0
+
+
+def cmd_list(args) -> int:
+    catalog = load_catalog()
+    store = _progress_store()
+    if args.json:
+        print(json.dumps({"tracks": [
+            {"id": t.id, "title": t.title, "description": t.description,
+             "solved": store.solved_count(t.puzzles) if store else 0,
+             "puzzles": [{"id": p.id, "title": p.title, "summary": p.summary, "signature": p.signature,
+                          "constants": p.constants, "budget": p.budget, **_progress_fields(store, p.id)}
+                         for p in (catalog.puzzles[i] for i in t.puzzles)]}
+            for t in catalog.tracks]}))
+        return 0
+    print(_list_text(catalog, store))
+    return 0
+
+
+def _progress_store():
+    """The learner's progress, read as the app reads it ($GPU_TUTOR_DATA, else the platform's data
+    folder); what could not be read is said on stderr, and the list still prints."""
+    from ..store import Store
+
+    try:
+        store = Store()
+    except OSError as e:
+        print(f"gpu-tutor: progress not shown: {terminal_safe(str(e))}", file=sys.stderr)
+        return None
+    for notice in store.notices:
+        print(f"gpu-tutor: {terminal_safe(notice)}", file=sys.stderr)
+    return store
+
+
+def _progress_fields(store, puzzle_id: str) -> dict:
+    progress = store.progress(puzzle_id) if store else None
+    if progress is None:
+        return {"status": "not started", "progress": None}
+    return {"status": _status(progress), "progress": progress.to_json()}
+
+
+def _status(progress) -> str:
+    if progress.solved:
+        return "solved"
+    return "attempted" if progress.attempts else "not started"
+
+
+def _list_text(catalog, store=None) -> str:
+    """Track by track, each puzzle with the learner's state: solved, tried (run, not passed yet),
+    or blank when not started."""
+    lines = []
+    n = 0
+    for track in catalog.tracks:
+        solved = f" ({store.solved_count(track.puzzles)} of {len(track.puzzles)} solved)" if store else ""
+        lines.append(f"{track.title}{solved}")
+        for pid in track.puzzles:
+            n += 1
+            p = catalog.puzzles[pid]
+            if store:
+                lines.append(f"  {n:2d}. {p.id:<20} {_STATE_TEXT[_status(store.progress(pid))]:<6}  {p.title}")
+            else:
+                lines.append(f"  {n:2d}. {p.id:<20} {p.title}")
+    return "\n".join(lines)
+
+
+_STATE_TEXT = {"solved": "solved", "attempted": "tried", "not started": ""}
+
+
+def cmd_show(args) -> int:
+    puzzle = find_puzzle(args.puzzle)
+    if args.starter:
+        sys.stdout.write(puzzle.starter)
+        return 0
+    print(puzzle.lesson.rstrip())
+    print()
+    print("-" * 72)
+    print(f"starter file (save it with: gpu-tutor show {puzzle.id} --starter > {puzzle.id}.py)")
+    print("-" * 72)
+    print(puzzle.starter.rstrip())
+    return 0
+
+
+def cmd_check(args) -> int:
+    puzzle, source, filename = read_inputs(args)
+    backend = args.backend or default_backend()
+    with Runner(backend, timeout=args.timeout) as runner:
+        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=False,
+                              on_wait=lambda n: print(waiting_text(n), file=sys.stderr, flush=True))
+    verdict = result.verdict
+    if args.json:
+        print(json.dumps(verdict.to_json()))
+    else:
+        from ..engine.textview import verdict_text
+
+        print(verdict_text(verdict, color=sys.stdout.isatty()))
+    return 0 if verdict.passed else 1
+
+
+def cmd_trace(args) -> int:
+    puzzle, source, filename = read_inputs(args)
+    with Runner("sim", timeout=args.timeout) as runner:
+        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
+    from ..engine.textview import trace_text, verdict_text
+
+    runs = result.runs
+    if not runs:
+        print(verdict_text(result.verdict))
+        return 1
+    if not 0 <= args.config < len(runs):
+        raise UsageError(f"--config must be between 0 and {len(runs) - 1} (this run had {len(runs)} configs)")
+    run = runs[args.config]
+    print(f"config {args.config}: {run.config.name}")
+    if run.trace is not None:
+        print(trace_text(run.trace, width=_terminal_width()))
+    print()
+    print(verdict_text(result.verdict))
+    return 0 if result.verdict.passed else 1
+
+
+def _terminal_width() -> int:
+    """The terminal's width for wrapped text; 80 when stdout is not a terminal (a pipe, a file)."""
+    if not sys.stdout.isatty():
+        return 80
+    import shutil
+
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def cmd_content_check(args) -> int:
+    from ..content_check import run_content_check
+
+    return run_content_check(args.backend, args.puzzles, seed=args.seed)
