@@ -314,20 +314,23 @@ def test_watch_mode_keeps_the_last_grid_while_a_line_is_half_typed(tmp_path, cat
 
 def test_the_first_run_says_it_starts_the_simulator_and_times_the_whole_wait(tmp_path, catalog):
     """The app's own children, cold; the run is asked for as soon as the app is up, before they
-    can have warmed (numba's import alone takes longer than getting here)."""
+    can have warmed on a quiet machine (numba's import alone takes longer than getting here). On a
+    loaded one the children may win that race: then the app must say it is running, not starting.
+    The time shown is the whole wait from the app taking the key, the children's start included."""
     async def main():
         app = make_app(data_dir=tmp_path, backend="sim", seed=1)
         async with app.run_test(size=(120, 40)) as pilot:
             app.query_one("#editor", TextArea).load_text(catalog.get("map").reference)
             app.last_result = None
-            pressed = time.monotonic()
             await pilot.press("ctrl+r")
-            assert "Starting the simulator" in app.query_one(VerdictView).head_text
+            taken = app._pressed_at
+            head = app.query_one(VerdictView).head_text
+            assert ("Starting the simulator" in head) or (app._warm and "Running" in head), head
             await wait_for_result(app, pilot)
-            waited = time.monotonic() - pressed
+            waited = time.monotonic() - taken
             await pilot.pause(0.1)
             head = app.query_one(VerdictView).head_text
             shown = float(head.split("(")[1].split()[0]) / (1000 if " ms)" in head else 1)
-            assert shown >= 0.8 * waited - 0.15, (head, waited)
+            assert shown >= 0.9 * waited - 0.15, (head, waited)
 
     asyncio.run(main())
