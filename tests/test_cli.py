@@ -255,3 +255,15 @@ def test_trace_wraps_a_threads_accesses_under_a_hanging_indent(kernel_file):
     following = lines[start + 1:start + 6]
     assert all(line.startswith(indent + "read ") for line in following), following
     assert lines[start].endswith(";") and "... 5 more" in " ".join(lines[start:start + 8])
+
+
+def test_profile_counts_sectors_and_conflicts_by_line(tmp_path, catalog):
+    kernel = tmp_path / "t.py"
+    kernel.write_text(catalog.get("transpose").reference)
+    done = run_cli("profile", "transpose", kernel, "--json", env={**__import__("os").environ, "GPU_TUTOR_NO_GPU": "1"})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["passed"] and out["configs"][0]["metrics"]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 2
+    text = run_cli("profile", "transpose", kernel).stdout
+    assert "lines by cost:" in text and "sectors/request" in text and "not modelled" in text
+    assert run_cli("profile", "transpose", tmp_path / "missing.py").returncode == 2

@@ -25,7 +25,8 @@ from ..workshop.cli import add_workshop_option
 from .ai_commands import cmd_config, cmd_doctor, cmd_hint
 from .coach_commands import cmd_optimise, cmd_verify
 from .inputs import UsageError
-from .puzzle_commands import cmd_check, cmd_content_check, cmd_home, cmd_list, cmd_show, cmd_trace
+from .puzzle_commands import (cmd_check, cmd_content_check, cmd_home, cmd_list, cmd_profile, cmd_show,
+                              cmd_trace)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
     _run_options(p, backends=("sim",))
     p.add_argument("--config", type=int, default=0, help="which config to draw (0 = the first)")
     p.set_defaults(func=cmd_trace)
+
+    p = sub.add_parser("profile", help="Nsight Compute's memory counters for each config, from the simulator's "
+                                       "trace: sectors per request, bank conflicts, active lanes, by line")
+    _run_options(p, backends=("sim",))
+    p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("verify", help="verify a candidate kernel module against a coaching task")
     p.add_argument("task", help="a task under kernels/ (e.g. reduce_sum)")

@@ -147,6 +147,29 @@ def cmd_check(args) -> int:
     return 0 if verdict.passed else 1
 
 
+def cmd_profile(args) -> int:
+    """Nsight Compute's memory counters for each config, from the simulator's trace."""
+    puzzle, source, filename = read_inputs(args)
+    with Runner("sim", timeout=args.timeout) as runner:
+        result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
+    from ..engine.counters import count, counters_text
+
+    runs = [(run.config, count(run.trace, source)) for run in result.runs if run.trace is not None]
+    if args.json:
+        print(json.dumps({"puzzle": puzzle.id, "passed": result.verdict.passed,
+                          "configs": [{"name": cfg.name, **c.to_json()} for cfg, c in runs]}))
+        return 0 if runs else 1
+    if not runs:
+        print("The kernel made no traced launch, so there is nothing to count: "
+              f"`gpu-tutor check {puzzle.id} {filename}` says why.")
+        return 1
+    if not result.verdict.passed:
+        print("This kernel does not pass yet: these are the counters of what it did.\n")
+    lines = source.splitlines()
+    print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {cfg.name}:")) for cfg, c in runs))
+    return 0
+
+
 def cmd_trace(args) -> int:
     puzzle, source, filename = read_inputs(args)
     with Runner("sim", timeout=args.timeout) as runner:

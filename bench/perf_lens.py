@@ -1,0 +1,144 @@
+"""The performance lens's counters, from the simulator's trace, and (with --ncu) against Nsight Compute.
+
+    python bench/perf_lens.py                 # our counters for every puzzle reference, every fixed config
+    python bench/perf_lens.py --ncu [--json out.json]   # on a GPU machine with ncu: the same launches, measured
+
+With --ncu every puzzle's reference is launched on the GPU with the same inputs, config by config,
+in one process profiled by ncu (the metrics below); our simulator runs the same configs; the table
+puts the two side by side per kernel, with "=" where they agree exactly. ncu's active-lanes ratio
+counts every instruction and ours only memory instructions, so that column is shown, not compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tutor.engine.check import plan, run_sim  # noqa: E402
+from tutor.engine.counters import count  # noqa: E402
+from tutor.puzzles import load_catalog  # noqa: E402
+
+SEED = 7
+METRICS = {
+    "ld_req": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "ld_sec": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "st_req": "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "st_sec": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "sh_ld_conf": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "sh_st_conf": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+}
+LANES = "smsp__thread_inst_executed_per_inst_executed.ratio"
+COMPARED = list(METRICS)
+
+
+def ours(pids) -> list[dict]:
+    """Our counters, per puzzle and fixed config, on the inputs the GPU run gets too."""
+    catalog = load_catalog()
+    rows = []
+    for pid in pids:
+        puzzle = catalog.get(pid)
+        planned = plan(puzzle, SEED, 0)
+        result = run_sim(puzzle, puzzle.reference, "ref.py", [(p.config, p.inputs) for p in planned], compile=False)
+        for run in result.runs:
+            m = count(run.trace, puzzle.reference).metrics()
+            rows.append({"puzzle": pid, "config": run.config.name,
+                         **{k: m[v] for k, v in METRICS.items()},
+                         "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]})
+    return rows
+
+
+LAUNCHER = """
+import sys
+sys.path.insert(0, {root!r})
+import numpy as np
+from tutor.engine.check import fresh_output, plan
+from tutor.engine.gpu import import_cuda
+from tutor.engine.loader import load_for_numba
+from tutor.puzzles import load_catalog
+cuda = import_cuda()
+catalog = load_catalog()
+for pid in {pids!r}:
+    puzzle = catalog.get(pid)
+    kernel = load_for_numba(puzzle.reference, "ref.py", puzzle.signature)["kernel"]
+    for p in plan(puzzle, {seed}, 0):
+        args = [fresh_output(p.config)] + list(p.inputs.values())
+        dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
+        kernel[tuple(p.config.blocks), tuple(p.config.threads)](*dargs)
+        cuda.synchronize()
+"""
+
+
+def measured(pids) -> list[dict]:
+    """ncu's counters for the same launches, in launch order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "launch.py"
+        script.write_text(LAUNCHER.format(root=str(ROOT), pids=list(pids), seed=SEED))
+        done = subprocess.run(["ncu", "--csv", "--target-processes", "all", "--metrics",
+                               ",".join(list(METRICS.values()) + [LANES]), sys.executable, str(script)],
+                              capture_output=True, text=True, timeout=1500)
+    if done.returncode != 0:
+        raise SystemExit(f"ncu failed ({done.returncode}):\n{done.stderr[-3000:]}\n{done.stdout[-3000:]}")
+    text = done.stdout[done.stdout.index('"ID"'):]
+    kernels: dict = {}
+    for row in csv.DictReader(io.StringIO(text)):
+        k = kernels.setdefault(int(row["ID"]), {"kernel": row["Kernel Name"]})
+        value = row["Metric Value"].replace(",", "")
+        name = next((s for s, m in METRICS.items() if m == row["Metric Name"]), None)
+        if name:
+            k[name] = int(float(value))
+        elif row["Metric Name"] == LANES:
+            k["lanes"] = float(value)
+    return [kernels[i] for i in sorted(kernels)]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ncu", action="store_true", help="measure the same launches with Nsight Compute")
+    parser.add_argument("--puzzles", default=None, help="comma-separated puzzle ids (default: every puzzle)")
+    parser.add_argument("--json", default=None, help="write the rows here as JSON")
+    args = parser.parse_args()
+    pids = args.puzzles.split(",") if args.puzzles else load_catalog().ids()
+    sim = ours(pids)
+    rows = sim
+    if args.ncu:
+        gpu = measured(pids)
+        if len(gpu) != len(sim):
+            raise SystemExit(f"ncu saw {len(gpu)} kernels, the simulator ran {len(sim)} configs")
+        rows = [{**s, **{f"ncu_{k}": g.get(k) for k in COMPARED + ["lanes"]}} for s, g in zip(sim, gpu)]
+    head = ["puzzle", "config"] + COMPARED + ["lanes"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    exact = total = 0
+    for r in rows:
+        cells = [r["puzzle"], r["config"]]
+        for k in COMPARED:
+            if args.ncu:
+                same = r[k] == r[f"ncu_{k}"]
+                exact += same
+                total += 1
+                cells.append(f"{r[k]} =" if same else f"{r[k]} / ncu {r[f'ncu_{k}']}")
+            else:
+                cells.append(str(r[k]))
+        cells.append(f"{r['lanes']}" + (f" / ncu {r['ncu_lanes']}" if args.ncu else ""))
+        print("| " + " | ".join(cells) + " |")
+    if args.ncu:
+        print(f"\n{exact} of {total} counters equal to ncu's ({exact / total:.0%}); lanes: ncu counts every "
+              "instruction, the trace only memory instructions (shown, not compared)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "0")
+    sys.exit(main())

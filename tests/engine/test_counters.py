@@ -1,0 +1,158 @@
+"""The counters against what Nsight Compute reported on the H200 for the same access patterns
+(../shared/device/README.md, 2026-12-02): a coalesced float32 copy is 4 sectors per request, a
+stride of 32 elements 32, a naive transpose 4 per load and 32 per store, a 32x32 shared tile read
+down its columns 31 extra wavefronts per request; every kernel had 32 active lanes per request."""
+
+import textwrap
+
+import numpy as np
+
+from tutor.engine.check import simulate
+from tutor.engine.counters import count
+
+
+def counters(source, blocks, threads, named):
+    trace, failures = simulate(textwrap.dedent(source).lstrip("\n"), blocks, threads, named)
+    assert not [f for f in failures if f.kind != "budget"], failures
+    return count(trace)
+
+
+STRIDED_COPY = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a, stride):
+        i = cuda.grid(1)
+        out[i] = a[i * stride]
+    """
+
+
+def test_a_coalesced_copy_is_4_sectors_per_request_and_a_stride_of_32_is_32():
+    n = 2048
+    for stride, per_request in ((1, 4), (32, 32)):
+        c = counters(STRIDED_COPY, (n // 256,), (256,), [("out", np.zeros(n, np.float32)),
+                                                         ("a", np.zeros(n * stride, np.float32)), ("stride", stride)])
+        m = c.metrics()
+        assert m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] == n // 32
+        assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == n // 32 * per_request
+        assert m["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] == n // 32 * 4
+        load = next(x for x in c.lines if x.op == "ld")
+        assert load.efficiency == 4 / per_request and load.lanes_per_request == 32
+
+
+NAIVE_TRANSPOSE = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        x, y = cuda.grid(2)
+        out[x, y] = a[y, x]
+    """
+
+
+def test_a_naive_transpose_reads_4_sectors_per_request_and_writes_32():
+    n = 64
+    c = counters(NAIVE_TRANSPOSE, (n // 32, n // 8), (32, 8), [("out", np.zeros((n, n), np.float32)),
+                                                               ("a", np.zeros((n, n), np.float32))])
+    load, store = (next(x for x in c.lines if x.op == op) for op in ("ld", "st"))
+    assert load.sectors_per_request == 4 and store.sectors_per_request == 32
+    assert c.ranked()[0] is store  # the costly line comes first, as in ncu's source view
+
+
+COLUMN_READ = """
+    import numba
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        tile = cuda.shared.array((32, 33), numba.float32)
+        x = cuda.threadIdx.x
+        y = cuda.threadIdx.y
+        tile[y, x] = a[y, x]
+        cuda.syncthreads()
+        out[y, x] = tile[x, y]
+    """
+
+
+def test_a_shared_tile_read_down_its_columns_conflicts_31_times_per_request_and_padding_removes_it():
+    named = [("out", np.zeros((32, 32), np.float32)), ("a", np.zeros((32, 32), np.float32))]
+    unpadded = counters(COLUMN_READ.replace("(32, 33)", "(32, 32)"), (1,), (32, 32), named)
+    assert unpadded.metrics()["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 992
+    assert unpadded.metrics()["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"] == 0
+    padded = counters(COLUMN_READ, (1,), (32, 32), named)
+    assert padded.metrics()["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 0
+
+
+BROADCAST_AND_BRANCH = """
+    import numba
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        s = cuda.shared.array(32, numba.float32)
+        t = cuda.threadIdx.x
+        s[t] = a[t]
+        cuda.syncthreads()
+        if t % 4 == 0:
+            out[t] = s[0]
+    """
+
+
+def test_lanes_reading_one_word_do_not_conflict_and_a_branch_leaves_lanes_idle():
+    c = counters(BROADCAST_AND_BRANCH, (1,), (32,), [("out", np.zeros(32, np.float32)),
+                                                      ("a", np.zeros(32, np.float32))])
+    read = next(x for x in c.lines if x.space == "shared" and x.op == "ld")
+    assert read.bank_conflicts == 0 and read.lanes_per_request == 8
+    store = next(x for x in c.lines if x.space == "global" and x.op == "st")
+    assert store.lanes_per_request == 8 and store.sectors_per_request == 4 and store.ideal_sectors == 1
+
+
+ATOMIC_COUNT = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        i = cuda.grid(1)
+        cuda.atomic.add(out, 0, a[i])
+    """
+
+
+def test_atomics_on_one_address_count_every_lane_of_the_request():
+    c = counters(ATOMIC_COUNT, (2,), (64,), [("out", np.zeros(1, np.float32)), ("a", np.ones(128, np.float32))])
+    atom = next(x for x in c.lines if x.op == "atom")
+    assert c.metrics()["atomics"] == 128 and atom.requests == 4 and atom.same_address == 32
+
+
+ZERO_FILLED_TILE = """
+    import numba
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a, n):
+        tile = cuda.shared.array(32, numba.float32)
+        t = cuda.threadIdx.x
+        if t < n:
+            tile[t] = a[t]
+        else:
+            tile[t] = 0.0
+        cuda.syncthreads()
+        out[t] = tile[31 - t]
+    """
+
+
+def test_an_if_else_storing_to_one_target_is_one_store_instruction_as_numba_compiles_it():
+    """Measured on the H200: matmul_tiled's zero-filled tiles had ncu's shared-store conflicts only
+    once the two branches' stores counted as one instruction."""
+    source = textwrap.dedent(ZERO_FILLED_TILE).lstrip("\n")
+    trace, _ = simulate(source, (1,), (32,), [("out", np.zeros(32, np.float32)), ("a", np.ones(32, np.float32)),
+                                              ("n", 20)])
+    apart, together = count(trace), count(trace, source)
+    assert [x.requests for x in apart.lines if x.space == "shared" and x.op == "st"] == [1, 1]
+    stores = [x for x in together.lines if x.space == "shared" and x.op == "st"]
+    assert len(stores) == 1 and stores[0].requests == 1 and stores[0].lanes_per_request == 32

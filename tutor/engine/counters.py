@@ -1,0 +1,235 @@
+"""Nsight Compute's memory counters, computed from the simulator's trace.
+
+A GPU executes a warp's 32 lanes together: one memory instruction of a warp is one request, and
+the hardware serves it in 32-byte sectors (global memory) or in wavefronts over 32 banks of 4
+bytes (shared memory). The trace holds every lane's access, so the same counts follow from it.
+A warp's request is its lanes' accesses made by the same source line, to the same array, with the
+same operation, at the same count of executions of that line: the k-th time each lane ran the
+line, as lockstep execution would have them together. Lanes that skipped the line (a branch) are
+not in its request, which is what divergence costs.
+
+Names follow ncu's metrics, so a learner who opens ncu later reads the same words:
+- global loads and stores: requests (l1tex__t_requests_pipe_lsu_mem_global_op_ld/st.sum),
+  sectors (l1tex__t_sectors_pipe_lsu_mem_global_op_ld/st.sum), sectors per request, and the
+  ideal: the sectors the bytes the warp asked for would fill if they were contiguous;
+- shared loads and stores: bank conflicts as extra wavefronts
+  (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st.sum): per request, the most distinct
+  4-byte words any one bank must serve, less one (lanes reading the same word do not conflict);
+- atomics: operations, and the most lanes of one request on one address;
+- active lanes per memory request (smsp__thread_inst_executed_per_inst_executed, counted over
+  memory instructions only: the trace does not see arithmetic).
+What a trace cannot know is said, not guessed: caches and L2 hit rates, timing, registers.
+Arrays are taken as 256-byte aligned, as CUDA allocates them (a slice or a view may not be).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+
+from .trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace
+
+WARP = 32
+SECTOR = 32
+BANKS = 32
+BANK_BYTES = 4
+
+_ITEMSIZE = {"float64": 8, "int64": 8, "uint64": 8, "complex64": 8, "float16": 2, "int16": 2, "uint16": 2,
+             "int8": 1, "uint8": 1, "bool": 1, "complex128": 16}
+_OPS = {READ: "ld", UNINIT_READ: "ld", WRITE: "st", ATOMIC: "atom"}
+
+NOT_MODELLED = ("caches and L2 hit rates, timing and registers are not modelled: the trace holds "
+                "accesses, not the memory system")
+
+
+def itemsize(dtype: str) -> int:
+    return _ITEMSIZE.get(str(dtype), 4)
+
+
+@dataclass
+class LineCounters:
+    """One source line's requests in one memory space and one operation ("ld", "st", "atom")."""
+
+    line: int | None
+    space: str
+    op: str
+    array: str
+    requests: int = 0
+    sectors: int = 0          # global: 32-byte sectors touched, summed over requests
+    ideal_sectors: int = 0    # global: what the same bytes would need, contiguous and aligned
+    wavefronts: int = 0       # shared: summed over requests; a conflict-free request is one
+    lanes: int = 0            # active lanes, summed over requests
+    same_address: int = 0     # atomics: the most lanes of one request on one address
+
+    @property
+    def sectors_per_request(self) -> float:
+        return self.sectors / self.requests if self.requests else 0.0
+
+    @property
+    def bank_conflicts(self) -> int:
+        return self.wavefronts - self.requests if self.space == SHARED else 0
+
+    @property
+    def lanes_per_request(self) -> float:
+        return self.lanes / self.requests if self.requests else 0.0
+
+    @property
+    def efficiency(self) -> float | None:
+        """Global: ideal sectors over the sectors served (1.0 is perfectly coalesced)."""
+        return self.ideal_sectors / self.sectors if self.space == GLOBAL and self.sectors else None
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "sectors_per_request": round(self.sectors_per_request, 3),
+                "bank_conflicts": self.bank_conflicts, "lanes_per_request": round(self.lanes_per_request, 3),
+                "efficiency": None if self.efficiency is None else round(self.efficiency, 3)}
+
+
+@dataclass
+class Counters:
+    """One launch's counters: the kernel's totals by ncu's names, and the lines they come from."""
+
+    lines: list[LineCounters] = field(default_factory=list)
+    notes: list[str] = field(default_factory=lambda: [NOT_MODELLED])
+
+    def total(self, space: str, op: str, what: str) -> int:
+        return sum(getattr(c, what) for c in self.lines if c.space == space and c.op == op)
+
+    def metrics(self) -> dict:
+        """The kernel's counters under Nsight Compute's metric names."""
+        ld, st = ("ld",), ("st",)
+        out = {}
+        for op, tag in ((ld, "ld"), (st, "st")):
+            out[f"l1tex__t_requests_pipe_lsu_mem_global_op_{tag}.sum"] = self.total(GLOBAL, op[0], "requests")
+            out[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum"] = self.total(GLOBAL, op[0], "sectors")
+            out[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum"] = sum(
+                c.bank_conflicts for c in self.lines if c.space == SHARED and c.op == op[0])
+        requests = sum(c.requests for c in self.lines)
+        out["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"] = \
+            round(sum(c.lanes for c in self.lines) / requests, 3) if requests else None
+        out["atomics"] = sum(c.lanes for c in self.lines if c.op == "atom")
+        return out
+
+    def ranked(self) -> list[LineCounters]:
+        """Lines by cost: sectors above the ideal, then conflicts, then requests."""
+        return sorted(self.lines, key=lambda c: (-(c.sectors - c.ideal_sectors), -c.bank_conflicts, -c.requests,
+                                                 c.line or 0))
+
+    def to_json(self) -> dict:
+        return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()], "notes": list(self.notes)}
+
+
+def count(trace: Trace, source: str | None = None) -> Counters:
+    """The counters of one traced launch (global and shared memory; local and constant memory are
+    not counted). With the kernel's `source`, an if/else whose two branches store to the same
+    target counts as one store instruction, as Numba's compiler emits it (a select, then one store):
+    matmul_tiled's zero-filled tiles measure so on the H200."""
+    arrays = trace.arrays
+    same = _one_store_for_both_branches(source) if source else {}
+    tpb = trace.threads_per_block
+    seen: dict = defaultdict(int)      # (tid, line, op, aid) -> times this thread has made this access
+    groups: dict = defaultdict(list)   # (block, warp, line, op, aid, k) -> [(lane, flat)]
+    for e in trace.events:
+        tid, op, aid, flat, _, line = e[0], e[1], e[2], e[3], e[4], e[5]
+        if op in (OOB_READ, OOB_WRITE) or type(flat) is not int:
+            continue  # an access that the GPU would not have served
+        info = arrays[aid]
+        if info.space not in (GLOBAL, SHARED):
+            continue
+        key = (tid, line, op, aid)
+        k = seen[key]
+        seen[key] = k + 1
+        block, t = divmod(tid, tpb)
+        if line in same and _OPS[op] == "st":
+            line = same[line]
+            key = (tid, line, op, aid)
+            k = seen[key]
+            seen[key] = k + 1
+        groups[(block, t // WARP, line, _OPS[op], aid, k)].append((t % WARP, flat))
+    lines: dict = {}
+    for (_, _, line, op, aid, _), accesses in groups.items():
+        info = arrays[aid]
+        c = lines.get((line, info.space, op, info.name))
+        if c is None:
+            c = lines[(line, info.space, op, info.name)] = LineCounters(line, info.space, op, info.name)
+        _add_request(c, info, accesses)
+    return Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)))
+
+
+def _one_store_for_both_branches(source: str) -> dict:
+    """{line of the else branch's store: line of the if branch's store} for every `if c: x[i] = a`
+    `else: x[i] = b` (one statement each, the same target): both are one store instruction."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    pairs = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and len(node.body) == 1 and len(node.orelse) == 1:
+            a, b = node.body[0], node.orelse[0]
+            if (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == len(b.targets) == 1
+                    and isinstance(a.targets[0], ast.Subscript)
+                    and ast.dump(a.targets[0]) == ast.dump(b.targets[0])):
+                pairs[b.lineno] = a.lineno
+    return pairs
+
+
+def _add_request(c: LineCounters, info, accesses: list) -> None:
+    size = itemsize(info.dtype)
+    c.requests += 1
+    c.lanes += len({lane for lane, _ in accesses})
+    flats = {flat for _, flat in accesses}
+    if info.space == GLOBAL:
+        c.sectors += len({(f * size) // SECTOR for f in flats} | {((f + 1) * size - 1) // SECTOR for f in flats})
+        c.ideal_sectors += -(-len(flats) * size // SECTOR)
+    else:
+        words = {(f * size) // BANK_BYTES for f in flats} | {((f + 1) * size - 1) // BANK_BYTES for f in flats}
+        per_bank: dict = defaultdict(int)
+        for w in words:
+            per_bank[w % BANKS] += 1
+        c.wavefronts += max(per_bank.values())
+    if c.op == "atom":
+        per_address: dict = defaultdict(int)
+        for _, f in accesses:
+            per_address[f] += 1
+        c.same_address = max(c.same_address, max(per_address.values()))
+
+
+_SPACE_OP = {("global", "ld"): "global load", ("global", "st"): "global store", ("global", "atom"): "global atomic",
+             ("shared", "ld"): "shared load", ("shared", "st"): "shared store", ("shared", "atom"): "shared atomic"}
+
+
+def counters_text(c: Counters, source_lines: list[str], title: str = "", most: int = 8) -> str:
+    """The kernel's table, then its lines by cost with the source beside them (ncu's source view)."""
+    m = c.metrics()
+    out = [title] if title else []
+    for tag, what in (("ld", "loads"), ("st", "stores")):
+        requests = m[f"l1tex__t_requests_pipe_lsu_mem_global_op_{tag}.sum"]
+        sectors = m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum"]
+        ideal = sum(x.ideal_sectors for x in c.lines if x.space == GLOBAL and x.op == tag)
+        per = f"{sectors / requests:.1f}" if requests else "-"
+        out.append(f"  global {what:<7} {requests:>7} requests {sectors:>8} sectors  {per:>5} per request"
+                   + (f"  (ideal {ideal}, {ideal / sectors:.0%} efficient)" if sectors else ""))
+    for tag, what in (("ld", "loads"), ("st", "stores")):
+        conflicts = m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum"]
+        requests = c.total(SHARED, tag, "requests")
+        out.append(f"  shared {what:<7} {requests:>7} requests {conflicts:>8} bank conflicts (extra wavefronts)")
+    lanes = m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]
+    out.append(f"  active lanes per memory request: {lanes if lanes is not None else '-'} of {WARP}")
+    if m["atomics"]:
+        worst = max(x.same_address for x in c.lines if x.op == "atom")
+        out.append(f"  atomics: {m['atomics']}, up to {worst} lanes of one request on one address")
+    ranked = [x for x in c.ranked() if x.requests][:most]
+    if ranked:
+        out += ["", "  lines by cost:"]
+        for x in ranked:
+            code = source_lines[x.line - 1].strip() if x.line and 0 < x.line <= len(source_lines) else ""
+            if x.space == GLOBAL:
+                cost = f"{x.sectors_per_request:.1f} sectors/request (ideal {x.ideal_sectors / x.requests:.1f})"
+            else:
+                cost = f"{x.bank_conflicts} bank conflicts"
+            out.append(f"  line {x.line or '?':>3}  {_SPACE_OP.get((x.space, x.op), x.op):<14} {x.array:<8} "
+                       f"{x.requests:>6} req  {cost}, {x.lanes_per_request:.0f} lanes  | {code}")
+    out += ["", "  " + "; ".join(c.notes) + "."]
+    return "\n".join(out)
