@@ -267,3 +267,13 @@ def test_profile_counts_sectors_and_conflicts_by_line(tmp_path, catalog):
     text = run_cli("profile", "transpose", kernel).stdout
     assert "lines by cost:" in text and "sectors/request" in text and "not modelled" in text
     assert run_cli("profile", "transpose", tmp_path / "missing.py").returncode == 2
+
+
+def test_profile_models_occupancy_and_the_memory_bound_for_a_named_device(tmp_path, catalog):
+    kernel = tmp_path / "m.py"
+    kernel.write_text(catalog.get("matmul_tiled").reference)
+    done = run_cli("profile", "matmul_tiled", kernel, "--json", "--device", "h200")
+    config = json.loads(done.stdout)["configs"][0]
+    assert config["occupancy"]["shared_per_block"] > 0 and config["memory_bound"]["seconds"] > 0
+    assert "registers are unknown" in run_cli("profile", "matmul_tiled", kernel).stdout
+    assert run_cli("profile", "matmul_tiled", kernel, "--device", "h100").returncode == 2

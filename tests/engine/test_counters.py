@@ -156,3 +156,16 @@ def test_an_if_else_storing_to_one_target_is_one_store_instruction_as_numba_comp
     assert [x.requests for x in apart.lines if x.space == "shared" and x.op == "st"] == [1, 1]
     stores = [x for x in together.lines if x.space == "shared" and x.op == "st"]
     assert len(stores) == 1 and stores[0].requests == 1 and stores[0].lanes_per_request == 32
+
+
+def test_occupancy_follows_the_launch_shape_and_shared_memory_and_says_registers_are_unknown():
+    from tutor.engine.device_model import DEVICES, memory_bound, occupancy
+
+    h200 = DEVICES["h200"]
+    trace, _ = simulate(textwrap.dedent(COLUMN_READ).lstrip("\n"), (1,), (32, 32),
+                        [("out", np.zeros((32, 32), np.float32)), ("a", np.zeros((32, 32), np.float32))])
+    occ = occupancy(trace, h200)
+    assert occ.shared_per_block == 32 * 33 * 4 and occ.blocks_per_sm == 2 and occ.limited_by == "threads per SM"
+    assert occ.occupancy == 1.0 and "registers are unknown" in occ.text(h200)
+    bound = memory_bound(count(trace), h200)
+    assert bound.bytes_moved == 2 * 32 * 4 * 32 and bound.seconds == bound.bytes_moved / 4.3e12

@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
                                        "trace: sectors per request, bank conflicts, active lanes, by line")
     _run_options(p, backends=("sim",))
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
+    p.add_argument("--device", choices=("h200",), default="h200",
+                   help="the GPU whose limits and bandwidth model occupancy and the time's lower bound")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("verify", help="verify a candidate kernel module against a coaching task")

@@ -152,12 +152,18 @@ def cmd_profile(args) -> int:
     puzzle, source, filename = read_inputs(args)
     with Runner("sim", timeout=args.timeout) as runner:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
-    from ..engine.counters import count, counters_text
+    from dataclasses import asdict
 
-    runs = [(run.config, count(run.trace, source)) for run in result.runs if run.trace is not None]
+    from ..engine.counters import count, counters_text
+    from ..engine.device_model import DEVICES, memory_bound, occupancy
+
+    device = DEVICES[args.device]
+    runs = [(run.config, count(run.trace, source), occupancy(run.trace, device)) for run in result.runs
+            if run.trace is not None]
     if args.json:
-        print(json.dumps({"puzzle": puzzle.id, "passed": result.verdict.passed,
-                          "configs": [{"name": cfg.name, **c.to_json()} for cfg, c in runs]}))
+        print(json.dumps({"puzzle": puzzle.id, "passed": result.verdict.passed, "device": device.name,
+                          "configs": [{"name": cfg.name, **c.to_json(), "occupancy": asdict(occ),
+                                       "memory_bound": asdict(memory_bound(c, device))} for cfg, c, occ in runs]}))
         return 0 if runs else 1
     if not runs:
         print("The kernel made no traced launch, so there is nothing to count: "
@@ -166,7 +172,9 @@ def cmd_profile(args) -> int:
     if not result.verdict.passed:
         print("This kernel does not pass yet: these are the counters of what it did.\n")
     lines = source.splitlines()
-    print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {cfg.name}:")) for cfg, c in runs))
+    print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {cfg.name}:") + "\n  "
+                                    + occ.text(device) + ";\n  " + memory_bound(c, device).text(device) + ".")
+                        for cfg, c, occ in runs))
     return 0
 
 
