@@ -10,7 +10,7 @@ import pytest
 from scripted_llm import register
 
 from tutor.ai.config import AISettings
-from tutor.coach.optimise import Budget, TaskTarget, extract_candidate, optimise, read_log
+from tutor.coach.optimise import Attempt, Budget, TaskTarget, extract_candidate, optimise, read_log
 from tutor.durations import parse_duration
 from tutor.coach.tasks import load_task
 from cli_run import run_cli
@@ -319,3 +319,24 @@ def test_past_the_screen_erasing_the_records_is_impossible():
 
     failures = compile_launches(ERASER, "candidate.py", [("erase", (("array", "float32", 1),))])
     assert failures and failures[0]["kind"] == "compile_error" and "`erase`" in failures[0]["message"]
+
+
+def test_a_puzzles_prompt_and_feedback_name_its_costly_lines_by_the_memory_counters(catalog):
+    """The model is told where the bytes go: the starting kernel's costliest lines, and each correct
+    candidate's, as the simulator's trace counts them (sectors per request against the ideal)."""
+    from tutor.coach.optimise import PuzzleTarget, feedback_for
+
+    puzzle = catalog.get("transpose")
+    target = PuzzleTarget(puzzle, puzzle.reference, "sim")
+    try:
+        assert target.check_start().passed
+        described = target.describe()
+        assert "memory counters" in described and "sectors per request" in described
+        judged = target.judge(puzzle.reference)
+    finally:
+        target.close()
+    assert judged.correct and any("sectors per request" in c for c in judged.timing["counters"])
+    attempt = Attempt(round=1, sample=0, model="m", prompt_hash="h", prompt_tokens=1, completion_tokens=1,
+                      cost_usd=None, latency_s=0.0, code_hash="c", code=puzzle.reference, correct=True, compiled=True,
+                      failures=[], score=None, score_kind=None, timing=judged.timing, flags=[], explanation="")
+    assert "- memory counters: line 28" in feedback_for(attempt, None, "puzzle")

@@ -169,3 +169,23 @@ def test_occupancy_follows_the_launch_shape_and_shared_memory_and_says_registers
     assert occ.occupancy == 1.0 and "registers are unknown" in occ.text(h200)
     bound = memory_bound(count(trace), h200)
     assert bound.bytes_moved == 2 * 32 * 4 * 32 and bound.seconds == bound.bytes_moved / 4.3e12
+
+
+def test_every_simulator_verdict_carries_its_counters_and_the_costly_lines_in_words(catalog):
+    from tutor.engine.check import check_sim
+    from tutor.engine.counters import advice, verdict_advice
+
+    puzzle = catalog.get("transpose")
+    result = check_sim(puzzle, puzzle.reference, seed=1, compile=False)
+    assert all(c.counters and "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum" in c.counters["metrics"]
+               for c in result.verdict.configs)
+    assert "counters" in result.verdict.to_json()["configs"][0]
+    source = textwrap.dedent(NAIVE_TRANSPOSE).lstrip("\n")
+    trace, _ = simulate(source, (2, 8), (32, 8), [("out", np.zeros((64, 64), np.float32)),
+                                                  ("a", np.zeros((64, 64), np.float32))])
+    words = advice(count(trace).summary(), source.splitlines())
+    assert words == ["line 7 (`out[x, y] = a[y, x]`): global store, 32.0 sectors per request, 8.0x the ideal"]
+    # what the child sent is data: a summary of the wrong shape says nothing and raises nothing
+    for forged in (None, {"lines": "x"}, {"lines": [{"line": "7", "space": "global"}, 3, {"requests": "many"}]}):
+        assert advice(forged, source.splitlines()) == []
+    assert verdict_advice(object(), []) == []

@@ -86,6 +86,12 @@ def failure_context(result) -> str:
             lines.append(f"... {len(events) - MAX_TRACE_LINES} more accesses")
         parts.append(f"Trace of block {block}, thread {thread} in config {model.config_name!r} "
                      f"(status: {model.status(tid)}):\n" + ("\n".join(lines) or "(no memory accesses)"))
+    from ..engine.counters import verdict_advice
+
+    costly = verdict_advice(result.verdict, [])
+    if costly:
+        parts.append("Memory counters of the largest config (the simulator's trace, counted as Nsight Compute "
+                     "counts them):\n" + "\n".join(f"- {c}" for c in costly))
     return "\n\n".join(parts)
 
 

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..engine.counters import verdict_advice
+
 SYSTEM = """You are an expert CUDA performance engineer writing Numba-CUDA (Python, `from numba import cuda`).
 You make a given kernel faster without changing what it computes. Reply with exactly one complete \
 Python module in one ```python block, then a section headed "Why it is faster" of at most 120 words. \
@@ -343,15 +345,20 @@ class PuzzleTarget:
         self.timeout = timeout
         self._runner = None
         self._start_ms = None
+        self._start_advice: list[str] = []
         self._start_checked = False
 
     def describe(self) -> str:
         p = self.puzzle
         configs = "; ".join(f"{c.name}: blocks {tuple(c.blocks)}, threads {tuple(c.threads)}" for c in p.configs)
-        return (f"# Puzzle: {p.title}\n{p.summary}\n\n{p.lesson.strip()}\n\nThe module must define "
+        text = (f"# Puzzle: {p.title}\n{p.summary}\n\n{p.lesson.strip()}\n\nThe module must define "
                 f"`kernel({', '.join(p.signature)})` decorated with @cuda.jit; the launch is fixed by the "
                 f"puzzle ({configs}) plus random configs of the same shape. Budgets per thread: "
                 f"{p.budget or 'none'}. Constants: {p.constants or 'none'}.")
+        if self._start_advice:
+            text += ("\n\nThe starting kernel's memory counters (from the simulator's trace, as Nsight Compute "
+                     "counts them), its costliest lines:\n" + "\n".join(f"- {a}" for a in self._start_advice))
+        return text
 
     def baseline_source(self) -> str:
         return self.start_source
@@ -365,9 +372,10 @@ class PuzzleTarget:
 
     def check_start(self):
         """The starting kernel's verdict (it must pass: a solved puzzle), run once; its kernel time
-        is the baseline every candidate is compared with."""
+        is the baseline every candidate is compared with, its memory counters the model's first lead."""
         verdict = self._check(self.start_source)
         self._start_ms = _kernel_ms(verdict)
+        self._start_advice = verdict_advice(verdict, self.start_source.splitlines())
         self._start_checked = True
         return verdict
 
@@ -385,6 +393,9 @@ class PuzzleTarget:
                 self.check_start()
             j.timing = {"ms": ms, "baseline_ms": self._start_ms or ms}
             j.score, j.score_kind = j.timing["baseline_ms"] / ms, "speedup"
+        lead = verdict_advice(verdict, source.splitlines())
+        if verdict.passed and lead:
+            j.timing = {**(j.timing or {}), "counters": lead}
         return j
 
     def close(self) -> None:
@@ -473,6 +484,8 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
         text += (f" ({t['bytes']:,} bytes moved at the scored shape {tuple(t.get('shape') or ())}; the naive "
                  f"kernel moves {t.get('baseline_bytes', 0):,}" + (f", the floor is {t['floor_bytes']:,}"
                                                                     if t.get("floor_bytes") else "") + ")")
+    for lead in t.get("counters") or []:
+        text += f"\n- memory counters: {lead}"
     for flag in attempt.flags:
         text += f"\n- flagged: {flag}"
     if attempt.at_floor:

@@ -167,6 +167,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
     `compile_first`: for code a model wrote (a hint, an optimiser candidate), nothing runs until the
     real Numba compiler has accepted the kernel: its nopython subset has no frames, modules or
     objects, which closes what plain Python on the simulator would leave open."""
+    from .counters import count
     from .sim import Launch, watchdog
     from .sim_loader import load_for_sim
 
@@ -203,6 +204,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
                                          raced=racing_of(trace, failures)))
             verdict.failures += failures
             verdict.configs.append(_config_result(config, not failures))
+            verdict.configs[-1].counters = count(trace, source).summary()
             if any(f.kind == "timeout" for f in failures) or time.monotonic() > deadline:
                 break
     verdict.printed = printed.getvalue()[:MAX_PRINTED]

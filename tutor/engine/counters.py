@@ -117,6 +117,10 @@ class Counters:
     def to_json(self) -> dict:
         return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()], "notes": list(self.notes)}
 
+    def summary(self, most: int = 3) -> dict:
+        """What a verdict carries: the kernel's metrics and its costliest lines."""
+        return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()[:most] if c.requests]}
+
 
 def count(trace: Trace, source: str | None = None) -> Counters:
     """The counters of one traced launch (global and shared memory; local and constant memory are
@@ -233,3 +237,48 @@ def counters_text(c: Counters, source_lines: list[str], title: str = "", most: i
                        f"{x.requests:>6} req  {cost}, {x.lanes_per_request:.0f} lanes  | {code}")
     out += ["", "  " + "; ".join(c.notes) + "."]
     return "\n".join(out)
+
+
+def advice(summary, source_lines: list[str], most: int = 3) -> list[str]:
+    """The costly lines of a verdict's counters (ConfigResult.counters) in words, for a model's
+    prompt: "line 14 (`out[j, i] = a[i, j]`): global store, 32.0 sectors per request, 8x the
+    ideal". The summary came from the child that ran the kernel: anything not shaped as ours is
+    skipped."""
+    out = []
+    lines = summary.get("lines") if isinstance(summary, dict) else None
+    for x in lines if isinstance(lines, list) else []:
+        if len(out) >= most or not isinstance(x, dict):
+            continue
+        try:
+            line, space, op = x.get("line"), str(x["space"]), str(x["op"])
+            requests = int(x["requests"])
+            where = f"line {int(line)}" if isinstance(line, int) else "a line"
+        except (KeyError, TypeError, ValueError):
+            continue
+        code = source_lines[line - 1].strip()[:80] if isinstance(line, int) and 0 < line <= len(source_lines) else ""
+        what = _SPACE_OP.get((space, op), op)
+        head = f"{where} (`{code}`): {what}" if code else f"{where}: {what}"
+        if space == GLOBAL:
+            sectors, ideal = int(x.get("sectors", 0)), int(x.get("ideal_sectors", 0))
+            if requests and ideal and sectors > ideal:
+                out.append(f"{head}, {sectors / requests:.1f} sectors per request, {sectors / ideal:.1f}x the ideal")
+        elif space == SHARED:
+            conflicts = int(x.get("bank_conflicts", 0))
+            if requests and conflicts:
+                out.append(f"{head}, {conflicts} bank conflicts on {requests} requests "
+                           f"({1 + conflicts / requests:.1f} wavefronts each)")
+    return out
+
+
+def verdict_advice(verdict, source_lines: list[str], most: int = 3) -> list[str]:
+    """advice() for a verdict: its largest traced config's costliest lines (none on a GPU run)."""
+    traced = [c for c in getattr(verdict, "configs", []) if isinstance(getattr(c, "counters", None), dict)]
+
+    def requests(c) -> int:
+        lines = c.counters.get("lines")
+        try:
+            return sum(int(x.get("requests", 0)) for x in lines if isinstance(x, dict)) if isinstance(lines, list) else 0
+        except (TypeError, ValueError):
+            return 0
+
+    return advice(max(traced, key=requests).counters, source_lines, most) if traced else []

@@ -95,6 +95,9 @@ class ConfigResult:
     passed: bool
     random: bool = False
     kernel_ms: float | None = None  # GPU kernel time from CUDA events
+    # the simulator's memory counters for this launch (counters.Counters.summary: ncu's metric
+    # names, and the costliest lines); None on a GPU run, which gives no trace
+    counters: dict | None = None
 
     def to_json(self) -> dict:
         out = {"name": self.name, "threads": list(self.threads), "blocks": list(self.blocks),
@@ -102,6 +105,8 @@ class ConfigResult:
                "random": self.random, "passed": self.passed}
         if self.kernel_ms is not None:
             out["kernel_ms"] = self.kernel_ms
+        if self.counters is not None:
+            out["counters"] = self.counters
         return out
 
 
