@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 from textual.app import App, ComposeResult
+from textual.widgets import Static, TextArea
 
 from tutor.app.widgets.arrays import ArrayView
 from tutor.app.widgets.grid import GLYPHS, ThreadGrid
@@ -233,3 +234,33 @@ def test_a_4096_thread_launch_draws_only_some_blocks():
         assert any("block (30,)" in line for line in visible_lines(grid))  # scrolled to it
 
     drive(check, [run])
+
+
+def test_c_shows_the_configs_memory_counters_and_c_again_the_grid(tmp_path, catalog):
+    """The counters come with the verdict (counted where the kernel ran); the pane only shows them."""
+    from test_app import run_app, run_kernel
+
+    async def check(app, pilot):
+        app.load_puzzle("transpose")
+        app.query_one("#editor", TextArea).load_text(catalog.get("transpose").reference)
+        result = await run_kernel(app, pilot)
+        assert result.verdict.passed
+        pane = app.query_one(ThreadPane)
+        await pilot.press("ctrl+g")  # the grid's pane: its keys, never the editor's letters
+        await pilot.press("c")
+        await pilot.pause(0.05)
+        shown = str(pane.query_one("#thread-pane-counters", Static).render())
+        assert pane.has_class("-counters") and "sectors per request" in shown and "bank conflicts" in shown
+        assert "No line moves more sectors than its bytes need" in shown  # one 4x4 tile: nothing wasted
+        await pilot.press("full_stop")  # the next config: 6 x 9, ragged edges
+        await pilot.pause(0.05)
+        shown = str(pane.query_one("#thread-pane-counters", Static).render())
+        assert "line 28 (`tile[ty, tx] = a[row, col]`): global load" in shown  # the costly line, with its code
+        assert app.query_one("#editor", TextArea).text == catalog.get("transpose").reference  # no key reached it
+        assert not pane.grid.region.width  # the grid gives its room to the counters
+        assert app.query_one("#editor", TextArea).text == catalog.get("transpose").reference
+        await pilot.press("c")
+        await pilot.pause(0.05)
+        assert not pane.has_class("-counters") and pane.grid.region.width
+
+    run_app(check, tmp_path)

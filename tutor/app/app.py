@@ -143,6 +143,7 @@ class TutorApp(App):
         self._running_since: float | None = None
         self._watch_timer = None
         self._pending_run = None
+        self._ran_source = ""
         self.last_result = None
         self._hint_cancel = None  # a threading.Event while an AI hint streams
         self._full_code_asked = False
@@ -629,7 +630,7 @@ class TutorApp(App):
     def action_run(self) -> None:
         self.autosaver.flush()
         self._generation += 1
-        source = self._main.query_one("#editor", TextArea).text
+        source = self._ran_source = self._main.query_one("#editor", TextArea).text
         if self._running_since is not None and time.monotonic() - self._running_since > 0.3:
             self.runner.cancel()  # a newer run replaces a slow one; a quick one just finishes unseen
         self._running_since = self._pressed_at = time.monotonic()
@@ -682,7 +683,8 @@ class TutorApp(App):
             return
         result = message.result
         self._pending_run = (message.generation, result, message.seconds)
-        self._main.query_one(ThreadPane).show_runs(result.runs)
+        self._main.query_one(ThreadPane).show_runs(
+            result.runs, [getattr(c, "counters", None) for c in result.verdict.configs], self._ran_source)
         waiting = self.backend == "sim" and message.generation not in self._compiled
         verdict_view.show(result.verdict, self._waited(message.seconds), compiling=waiting)
         if not waiting:

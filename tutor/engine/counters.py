@@ -282,3 +282,34 @@ def verdict_advice(verdict, source_lines: list[str], most: int = 3) -> list[str]
             return 0
 
     return advice(max(traced, key=requests).counters, source_lines, most) if traced else []
+
+
+def summary_text(summary, source_lines: list[str]) -> str:
+    """A verdict's counters for one config (ConfigResult.counters) as the thread pane shows them:
+    the kernel's figures, then its costliest lines in words. Anything not shaped as ours is left out."""
+    metrics = summary.get("metrics") if isinstance(summary, dict) else None
+    if not isinstance(metrics, dict):
+        return "No memory counters for this config (a GPU run gives no trace to count)."
+
+    def num(name):
+        value = metrics.get(name)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+    out = ["Memory counters (the simulator's trace, counted as Nsight Compute counts them):"]
+    for tag, what in (("ld", "loads"), ("st", "stores")):
+        requests = num(f"l1tex__t_requests_pipe_lsu_mem_global_op_{tag}.sum")
+        sectors = num(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum")
+        per = f", {sectors / requests:.1f} sectors per request" if requests else ""
+        out.append(f"  global {what}: {requests} requests, {sectors} sectors{per}")
+    for tag, what in (("ld", "loads"), ("st", "stores")):
+        out.append(f"  shared {what}: {num(f'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum')} "
+                   "bank conflicts")
+    lanes = num("smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)")
+    out.append(f"  active lanes per memory request: {lanes:g} of {WARP}")
+    if num("atomics"):
+        out.append(f"  atomics: {num('atomics')}")
+    costly = advice(summary, source_lines)
+    out += ["", "Costliest lines:"] + [f"  {c}" for c in costly] if costly else \
+        ["", "No line moves more sectors than its bytes need, and no shared access conflicts."]
+    out += ["", NOT_MODELLED[0].upper() + NOT_MODELLED[1:] + "."]
+    return "\n".join(out)

@@ -17,6 +17,7 @@ THREAD_KEYS = [
     ("[ and ]", "step back and forward through barrier phases"),
     ("p", "play the phases as an animation"),
     (", and .", "previous and next config of the last run"),
+    ("c", "the config's memory counters (sectors, bank conflicts, costly lines) or the grid again"),
     ("Enter on a failure", "jump to its line in the editor and its thread in the grid"),
     ("ctrl+p", "the command palette: every action by name"),
 ]

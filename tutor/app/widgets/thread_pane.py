@@ -27,12 +27,17 @@ EMPTY = ("No run to show yet. Press ctrl+r: each thread of the launch appears he
          "what it read and wrote, and the memory after each barrier.")
 
 
+class CountersView(Static, can_focus=True):
+    """The shown config's memory counters (the verdict's), in place of the grid while asked for."""
+
+
 class ThreadPane(Vertical):
     """Grid, arrays and thread detail for a list of ConfigRuns, with a header line (wrapped when the pane is narrow)."""
 
     BINDINGS = [
         Binding("comma", "config(-1)", "previous config"),
         Binding("full_stop", "config(1)", "next config"),
+        Binding("c", "counters", "memory counters"),
     ]
 
     DEFAULT_CSS = """
@@ -71,6 +76,17 @@ class ThreadPane(Vertical):
     ThreadPane.-empty > #thread-pane-body {
         display: none;
     }
+    ThreadPane #thread-pane-counters {
+        display: none;
+        width: 1fr;
+        padding: 0 1;
+    }
+    ThreadPane.-counters #thread-pane-counters {
+        display: block;
+    }
+    ThreadPane.-counters ThreadGrid, ThreadPane.-counters #thread-pane-side {
+        display: none;
+    }
     ThreadPane.-narrow > #thread-pane-body {
         layout: vertical;
     }
@@ -95,7 +111,9 @@ class ThreadPane(Vertical):
         self.config_index = 0
         self._models: dict[int, GridModel | None] = {}
         self._synced: tuple | None = None
-        self._pending: list | None = None
+        self._pending: tuple | None = None
+        self.counters: list = []  # per config: the verdict's memory counters (ConfigResult.counters)
+        self.source_lines: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="thread-pane-header")
@@ -104,6 +122,7 @@ class ThreadPane(Vertical):
             with Vertical(id="thread-pane-side"):
                 yield ArrayView(id="thread-arrays")
                 yield ThreadDetail(id="thread-detail")
+            yield CountersView(id="thread-pane-counters")
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < self.NARROW, "-narrow")
@@ -111,8 +130,8 @@ class ThreadPane(Vertical):
 
     def on_mount(self) -> None:
         if self._pending is not None:
-            runs, self._pending = self._pending, None
-            self.show_runs(runs)
+            pending, self._pending = self._pending, None
+            self.show_runs(*pending)
         else:
             self._header()
 
@@ -134,12 +153,15 @@ class ThreadPane(Vertical):
         """The shown config's model (None when no run is shown or the run kept no trace)."""
         return self._model(self.config_index) if self.runs else None
 
-    def show_runs(self, runs: list) -> None:
-        """Show a check's runs, opening on the first failing config (else the first)."""
+    def show_runs(self, runs: list, counters: list | None = None, source: str = "") -> None:
+        """Show a check's runs, opening on the first failing config (else the first). `counters`:
+        the verdict's memory counters per config, in the runs' order; `source`: the code they ran."""
         if not self.is_mounted:
-            self._pending = list(runs)
+            self._pending = (list(runs), counters, source)
             return
         self.runs = list(runs)
+        self.counters = list(counters or [])
+        self.source_lines = source.splitlines()
         self._models = {}
         first = next((i for i, r in enumerate(self.runs) if r.failures), 0)
         self.show_config(first)
@@ -172,6 +194,14 @@ class ThreadPane(Vertical):
         if self.runs:
             self.show_config((self.config_index + delta) % len(self.runs))
 
+    def action_counters(self) -> None:
+        """Between the grid and the shown config's memory counters. The view shown takes the focus,
+        so the pane's keys stay the pane's (a hidden grid would hand the focus to the editor)."""
+        if self.runs:
+            self.toggle_class("-counters")
+            self._sync()
+            (self.query_one(CountersView) if self.has_class("-counters") else self.grid).focus()
+
     # -- wiring -----------------------------------------------------------------------------------
     # The grid's messages go on bubbling: the app may follow the selection too (e.g. to the editor).
     def on_thread_grid_thread_selected(self, message: ThreadGrid.ThreadSelected) -> None:
@@ -194,6 +224,13 @@ class ThreadPane(Vertical):
             self._synced = key
             self.arrays.show(model, grid.phase, grid.selected)
             self.detail.show(model, grid.selected, grid.phase)
+        if self.has_class("-counters"):
+            from ...engine.counters import summary_text
+
+            i = self.config_index
+            summary = self.counters[i] if i < len(self.counters) else None
+            self.query_one(CountersView).update(
+                Text(summary_text(summary, self.source_lines)))
         self._header()
 
     def _header(self) -> None:
@@ -225,8 +262,8 @@ class ThreadPane(Vertical):
         # A narrow pane wraps the header (at 120x40 it is 27 columns) rather than cut the phase.
         text = Text(" · ".join(parts), no_wrap=not narrow, overflow="ellipsis")
         if not narrow:
-            text.append("    , . config   [ ] phase   p play", style="dim")
+            text.append("    , . config   [ ] phase   p play   c counters", style="dim")
         header.update(text)
 
 
-__all__ = ["ThreadPane"]
+__all__ = ["CountersView", "ThreadPane"]
