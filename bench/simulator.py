@@ -156,6 +156,7 @@ def fresh_args(named):
 # -- workers ------------------------------------------------------------------------------------------
 def worker_ours(cases):
     from tutor.engine import detect
+    from tutor.engine.counters import count
     from tutor.engine.sim_loader import load_for_sim
     from tutor.engine.sim import Launch
 
@@ -164,7 +165,7 @@ def worker_ours(cases):
         module = load_for_sim(case.source, "ref.py")
 
         def run_once(case=case, module=module, check=False):
-            total = detecting = 0.0
+            total = detecting = counting = 0.0
             problems = []
             for label, blocks, threads, named, expected, budget, tol in case.launches:
                 args = fresh_args(named)
@@ -172,13 +173,16 @@ def worker_ours(cases):
                 trace = Launch(module.kernel, blocks, threads, args, source_lines=module.lines).run()
                 launched = time.perf_counter()
                 failures = detect.find_all(trace, None, budget)
+                detected = time.perf_counter()
+                count(trace, case.source)  # the memory counters every verdict carries
                 stopped = time.perf_counter()
-                total += stopped - started
-                detecting += stopped - launched
+                total += detected - started  # as before the counters: the ratio compares like with like
+                detecting += detected - launched
+                counting += stopped - detected
                 if check:
                     problems += _problems(label, args[0][1], expected, tol)
                     problems += [f"{label}: {f.kind}" for f in failures]
-            return total, detecting, problems
+            return total, detecting, problems, counting
 
         runners.append((case, run_once))
     return runners
@@ -251,15 +255,16 @@ def run_worker(which, args):
     for case, run_once in runners:
         entry = {"launches": len(case.launches), "kind": case.kind}
         try:
-            warm, _, problems = run_once(check=True)  # warm-up, and is the output right?
+            warm, _, problems, *_ = run_once(check=True)  # warm-up, and is the output right?
         except Exception as e:  # noqa: BLE001 - a simulator that cannot run this case
             entry["error"] = _lacks(e) if which == "numba" else f"failed: {type(e).__name__}: {e}"
             results[case.name] = entry
             continue
         n = max(args.min_n, min(args.max_n, math.ceil(args.target / max(warm, 1e-6))))
-        samples = [run_once()[:2] for _ in range(n)]
-        entry.update(ms=statistics.median(t for t, _ in samples) * 1e3,
-                     detect_ms=statistics.median(d for _, d in samples) * 1e3,
+        samples = [run_once() for _ in range(n)]
+        entry.update(ms=statistics.median(s[0] for s in samples) * 1e3,
+                     detect_ms=statistics.median(s[1] for s in samples) * 1e3,
+                     count_ms=statistics.median(s[3] for s in samples) * 1e3 if len(samples[0]) > 3 else None,
                      n=n, warmup_ms=warm * 1e3, problems=problems)
         results[case.name] = entry
         print(f"  [{which}] {case.name}: {entry['ms']:.2f} ms (n={n})", file=sys.stderr, flush=True)
@@ -392,10 +397,11 @@ def main(argv=None):
         numba = [rd["numba"][name] for rd in per_round]
         launches = ours[0]["launches"]
         if any("error" in o for o in ours):
-            rows.append((name, launches, "-", "-", "-", "-", "", "", ours[0].get("error", "failed")))
+            rows.append((name, launches, "-", "-", "-", "-", "-", "", "", ours[0].get("error", "failed")))
             continue
         ours_ms = statistics.median(o["ms"] for o in ours)
         detect_ms = statistics.median(o["detect_ms"] for o in ours)
+        count_ms = statistics.median(o["count_ms"] for o in ours)
         ns = [o["n"] for o in ours]
         for o in ours + numba:
             for prob in o.get("problems", []):
@@ -404,7 +410,7 @@ def main(argv=None):
                     notes.append(note)
         err = next((nb["error"] for nb in numba if "error" in nb), None)
         if err:
-            rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), "-", "n/a", "",
+            rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(count_ms), "-", "n/a", "",
                          f"{min(ns)}-{max(ns)}/-", err))
             continue
         numba_ms = statistics.median(nb["ms"] for nb in numba)
@@ -414,17 +420,19 @@ def main(argv=None):
         ratio = statistics.median(ratios)
         case_ratios.append(ratio)
         nn = [nb["n"] for nb in numba]
-        rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(numba_ms), f"{ratio:.0f}x",
+        rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(count_ms), fmt_ms(numba_ms),
+                     f"{ratio:.0f}x",
                      f"{min(ratios):.0f}-{max(ratios):.0f}x", f"{min(ns)}-{max(ns)}/{min(nn)}-{max(nn)}", ""))
 
     print("ours (tracing simulator + detections; '(detect)' is the detections' share) vs Numba's simulator "
           "(NUMBA_ENABLE_CUDASIM=1); ratio = numba / ours, same round")
     print(f"{args.rounds} round(s) of fresh processes, order alternating; per case: 1 warm-up launch, then the "
           f"median of N launches (~{args.target:g} s, N >= {args.min_n}); times in ms per case "
-          f"(all of its fixed configs, one launch each)")
+          f"(all of its fixed configs, one launch each); '(count)': the memory counters every verdict now carries, "
+          f"counted after the detections, on top of 'ours ms'")
     print()
-    print(table(["case", "launches", "ours ms", "(detect)", "numba ms", "ratio", "ratio min-max",
-                 "N ours/numba", "note"], rows, "<>>>>>><<"))
+    print(table(["case", "launches", "ours ms", "(detect)", "(count)", "numba ms", "ratio", "ratio min-max",
+                 "N ours/numba", "note"], rows, "<>>>>>>><<"))
     print()
     if case_ratios:
         median_ratio = statistics.median(case_ratios)

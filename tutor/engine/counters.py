@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from .trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace
+from .trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
 WARP = 32
 SECTOR = 32
@@ -130,25 +130,26 @@ def count(trace: Trace, source: str | None = None) -> Counters:
     arrays = trace.arrays
     same = _one_store_for_both_branches(source) if source else {}
     tpb = trace.threads_per_block
-    seen: dict = defaultdict(int)      # (tid, line, op, aid) -> times this thread has made this access
-    groups: dict = defaultdict(list)   # (block, warp, line, op, aid, k) -> [(lane, flat)]
-    for e in trace.events:
-        tid, op, aid, flat, _, line = e[0], e[1], e[2], e[3], e[4], e[5]
-        if op in (OOB_READ, OOB_WRITE) or type(flat) is not int:
-            continue  # an access that the GPU would not have served
-        info = arrays[aid]
-        if info.space not in (GLOBAL, SHARED):
+    counted = [a.space in (GLOBAL, SHARED) for a in arrays]
+    ops = _OPS  # out-of-bounds accesses are not in it: the GPU would not have served them
+    seen: dict = {}     # (tid, line, op, aid) -> times this thread has made this access
+    groups: dict = {}   # (block, warp, line, op, aid, k) -> [(lane, flat)]
+    for tid, op, aid, flat, _, line, _, _ in trace.events:
+        kind = ops.get(op)
+        if kind is None or not counted[aid] or type(flat) is not int:
             continue
-        key = (tid, line, op, aid)
-        k = seen[key]
-        seen[key] = k + 1
-        block, t = divmod(tid, tpb)
-        if line in same and _OPS[op] == "st":
+        if same and kind == "st" and line in same:
             line = same[line]
-            key = (tid, line, op, aid)
-            k = seen[key]
-            seen[key] = k + 1
-        groups[(block, t // WARP, line, _OPS[op], aid, k)].append((t % WARP, flat))
+        key = (tid, line, op, aid)
+        k = seen.get(key, 0)
+        seen[key] = k + 1
+        t = tid % tpb
+        group = (tid // tpb, t >> 5, line, kind, aid, k)  # block, warp (32 lanes), line, kind, array, k
+        accesses = groups.get(group)
+        if accesses is None:
+            groups[group] = [(t & 31, flat)]
+        else:
+            accesses.append((t & 31, flat))
     lines: dict = {}
     for (_, _, line, op, aid, _), accesses in groups.items():
         info = arrays[aid]
