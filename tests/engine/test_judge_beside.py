@@ -47,6 +47,9 @@ def test_a_reference_passes_with_the_simulators_traces_for_the_grid(judged_twice
     assert verdict.passed and verdict.device_passed is True and verdict.backend == "numba-sim"
     assert result.runs and all(r.trace is not None and r.expected is not None for r in result.runs)
     assert any("simulator ran the same inputs" in n for n in verdict.notes)
+    # the device's configs carry the memory counters of the simulator's run of the same inputs
+    assert all(c.counters and c.counters["metrics"]["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+               for c in verdict.configs)
 
 
 def test_a_race_the_device_got_right_still_fails_and_says_the_device_was_right(judged_twice):

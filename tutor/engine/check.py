@@ -319,6 +319,8 @@ def merge_device(sim: CheckResult, device: CheckResult) -> CheckResult:
         theirs = s.configs[n] if n < len(s.configs) else None
         config = mine or theirs
         config.passed = bool(mine and theirs and mine.passed and theirs.passed)
+        if theirs is not None and config.counters is None:
+            config.counters = theirs.counters  # the device gives no trace: its launch's counts are the simulator's
         configs.append(config)
     v.configs, v.failures = configs, fold(failures)
     v.notes += [n for n in s.notes if n not in v.notes]
