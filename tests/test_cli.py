@@ -277,3 +277,10 @@ def test_profile_models_occupancy_and_the_memory_bound_for_a_named_device(tmp_pa
     assert config["occupancy"]["shared_per_block"] > 0 and config["memory_bound"]["seconds"] > 0
     assert "registers are unknown" in run_cli("profile", "matmul_tiled", kernel).stdout
     assert run_cli("profile", "matmul_tiled", kernel, "--device", "h100").returncode == 2
+
+
+def test_profile_line_shows_which_lanes_touched_which_banks(tmp_path, catalog):
+    kernel = tmp_path / "m.py"
+    kernel.write_text(catalog.get("matmul_tiled").reference)
+    out = run_cli("profile", "matmul_tiled", kernel, "--line", "46").stdout
+    assert "shared load of a_tile" in out and "2 wavefront(s)" in out and "2 different words" in out

@@ -189,3 +189,22 @@ def test_every_simulator_verdict_carries_its_counters_and_the_costly_lines_in_wo
     for forged in (None, {"lines": "x"}, {"lines": [{"line": "7", "space": "global"}, 3, {"requests": "many"}]}):
         assert advice(forged, source.splitlines()) == []
     assert verdict_advice(object(), []) == []
+
+
+def test_a_lines_costliest_request_lane_by_lane_shows_the_sectors_and_the_banks():
+    from tutor.engine.counters import line_detail
+
+    source = textwrap.dedent(NAIVE_TRANSPOSE).lstrip("\n")
+    trace, _ = simulate(source, (2, 8), (32, 8), [("out", np.zeros((64, 64), np.float32)),
+                                                  ("a", np.zeros((64, 64), np.float32))])
+    detail = line_detail(trace, 7, source)
+    assert "global load of a, warp 0 of block (0, 0), execution 1 of the line: 4 sector(s) for 32 lane(s)" in detail
+    assert "  sector 0: lanes 0-7" in detail
+    assert "global store of out, warp 0 of block (0, 0), execution 1 of the line: 32 sector(s) for 32 lane(s)" in detail
+    source = textwrap.dedent(COLUMN_READ.replace("(32, 33)", "(32, 32)")).lstrip("\n")
+    trace, _ = simulate(source, (1,), (32, 32), [("out", np.zeros((32, 32), np.float32)),
+                                                 ("a", np.zeros((32, 32), np.float32))])
+    detail = line_detail(trace, 12, source)
+    assert any(d.startswith("shared load of tile") and d.endswith("32 wavefront(s)") for d in detail)
+    assert "  bank 0: lanes 0-31; 32 different words" in detail
+    assert line_detail(trace, 1, source) == []

@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument("--device", choices=("h200",), default="h200",
                    help="the GPU whose limits and bandwidth model occupancy and the time's lower bound")
+    p.add_argument("--line", type=int, default=None,
+                   help="one source line's costliest request, lane by lane: which sectors or banks each lane touched")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("verify", help="verify a candidate kernel module against a coaching task")

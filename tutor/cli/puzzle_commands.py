@@ -172,6 +172,17 @@ def cmd_profile(args) -> int:
     if not result.verdict.passed:
         print("This kernel does not pass yet: these are the counters of what it did.\n")
     lines = source.splitlines()
+    if args.line is not None:
+        from ..engine.counters import line_detail
+
+        traced = [run for run in result.runs if run.trace is not None]
+        run = max(traced, key=lambda r: sum(x.requests for x in count(r.trace, source).lines if x.line == args.line))
+        detail = line_detail(run.trace, args.line, source)
+        code = lines[args.line - 1].strip() if 0 < args.line <= len(lines) else ""
+        print(terminal_safe(f"line {args.line} ({code}) in config {run.config.name}, its costliest request per "
+                            "array:" if detail else f"line {args.line} makes no global or shared access here."))
+        print(terminal_safe("\n".join(detail)))
+        return 0
     print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {cfg.name}:") + "\n  "
                                     + occ.text(device) + ";\n  " + memory_bound(c, device).text(device) + ".")
                         for cfg, c, occ in runs))

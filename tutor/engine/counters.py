@@ -128,6 +128,19 @@ def count(trace: Trace, source: str | None = None) -> Counters:
     target counts as one store instruction, as Numba's compiler emits it (a select, then one store):
     matmul_tiled's zero-filled tiles measure so on the H200."""
     arrays = trace.arrays
+    lines: dict = {}
+    for (_, _, line, op, aid, _), accesses in requests(trace, source).items():
+        info = arrays[aid]
+        c = lines.get((line, info.space, op, info.name))
+        if c is None:
+            c = lines[(line, info.space, op, info.name)] = LineCounters(line, info.space, op, info.name)
+        _add_request(c, info, accesses)
+    return Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)))
+
+
+def requests(trace: Trace, source: str | None = None) -> dict:
+    """Every warp request of the launch: (block, warp, line, kind, aid, k) -> [(lane, flat index)]."""
+    arrays = trace.arrays
     same = _one_store_for_both_branches(source) if source else {}
     tpb = trace.threads_per_block
     counted = [a.space in (GLOBAL, SHARED) for a in arrays]
@@ -150,14 +163,69 @@ def count(trace: Trace, source: str | None = None) -> Counters:
             groups[group] = [(t & 31, flat)]
         else:
             accesses.append((t & 31, flat))
-    lines: dict = {}
-    for (_, _, line, op, aid, _), accesses in groups.items():
-        info = arrays[aid]
-        c = lines.get((line, info.space, op, info.name))
-        if c is None:
-            c = lines[(line, info.space, op, info.name)] = LineCounters(line, info.space, op, info.name)
-        _add_request(c, info, accesses)
-    return Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)))
+    return groups
+
+
+def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]:
+    """The costliest request of each array and kind on `line`, lane by lane: which 32-byte sectors
+    (global) or which banks (shared) the warp's lanes touched, so the learner sees why it costs."""
+    worst: dict = {}
+    for (block, warp, ln, kind, aid, k), accesses in requests(trace, source).items():
+        if ln != line:
+            continue
+        info = trace.arrays[aid]
+        cost = _request_cost(info, accesses)
+        best = worst.get((info.name, info.space, kind))
+        if best is None or cost > best[0]:
+            worst[(info.name, info.space, kind)] = (cost, block, warp, k, info, accesses)
+    out = []
+    for (name, space, kind), (cost, block, warp, k, info, accesses) in sorted(worst.items()):
+        size = itemsize(info.dtype)
+        origin = trace.block_of(block * trace.threads_per_block)[:trace.grid_nd]
+        where = f"{_SPACE_OP.get((space, kind), kind)} of {name}, warp {warp} of block {origin}, execution {k + 1} of the line"
+        by: dict = defaultdict(list)
+        if space == GLOBAL:
+            for lane, flat in sorted(accesses):
+                by[(flat * size) // SECTOR].append(lane)
+            parts = [f"sector {unit}: {_lanes(lanes)}" for unit, lanes in sorted(by.items())]
+            out.append(f"{where}: {len(by)} sector(s) for {len(accesses)} lane(s)")
+        else:
+            words: dict = defaultdict(set)
+            for lane, flat in sorted(accesses):
+                word = (flat * size) // BANK_BYTES
+                by[word % BANKS].append(lane)
+                words[word % BANKS].add(word)
+            parts = [f"bank {bank}: {_lanes(lanes)}" + (f"; {len(words[bank])} different words" if len(words[bank]) > 1
+                                                         else "") for bank, lanes in sorted(by.items())]
+            out.append(f"{where}: {max(len(w) for w in words.values())} wavefront(s)")
+        out += [f"  {p}" for p in parts]
+    return out
+
+
+def _request_cost(info, accesses) -> int:
+    size = itemsize(info.dtype)
+    if info.space == GLOBAL:
+        return len({(f * size) // SECTOR for _, f in accesses})
+    words: dict = defaultdict(set)
+    for _, f in accesses:
+        words[((f * size) // BANK_BYTES) % BANKS].add((f * size) // BANK_BYTES)
+    return max(len(w) for w in words.values())
+
+
+def _lanes(lanes: list[int]) -> str:
+    """"lane 3", "lanes 0-3, 8, 12-15": runs of consecutive lanes."""
+    runs, start, prev = [], None, None
+    for lane in sorted(set(lanes)):
+        if start is None:
+            start = prev = lane
+        elif lane == prev + 1:
+            prev = lane
+        else:
+            runs.append(f"{start}-{prev}" if prev > start else str(start))
+            start = prev = lane
+    if start is not None:
+        runs.append(f"{start}-{prev}" if prev > start else str(start))
+    return ("lane " if runs == [str(start)] else "lanes ") + ", ".join(runs)
 
 
 def _one_store_for_both_branches(source: str) -> dict:
