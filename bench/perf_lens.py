@@ -2,6 +2,7 @@
 
     python bench/perf_lens.py                 # our counters for every puzzle reference, every fixed config
     python bench/perf_lens.py --ncu [--json out.json]   # on a GPU machine with ncu: the same launches, measured
+    python bench/perf_lens.py --tasks reduce_sum,softmax [--ncu]   # coaching tasks' naive and expert launch()
 
 With --ncu every puzzle's reference is launched on the GPU with the same inputs, config by config,
 in one process profiled by ncu (the metrics below); our simulator runs the same configs; the table
@@ -57,6 +58,58 @@ def ours(pids) -> list[dict]:
     return rows
 
 
+def ours_tasks(tasks) -> list[dict]:
+    """Our counters for each coaching task's naive and expert launch() at its largest simulator
+    shape, kernel launch by kernel launch, on the inputs the GPU run gets too."""
+    import numpy as np
+
+    from tutor.coach.tasks import load_task
+    from tutor.engine.devicearray import DeviceArray
+    from tutor.engine.sim import records
+    from tutor.engine.sim_loader import load_module_for_sim
+
+    rows = []
+    for name in tasks:
+        task = load_task(name)
+        shape = tuple(task.data["sim_shapes"][-1])
+        inputs = task.module("inputs").make_inputs(np.random.default_rng(SEED), shape)
+        out_shape = tuple(task.module("inputs").output_shape(shape))
+        for cand in ("naive", "expert"):
+            source = task.source(cand)
+            module = load_module_for_sim(source, f"{cand}.py")
+            out = np.full(out_shape, np.nan, dtype=np.float32)
+            with records(module.cuda, trace_local=False) as done:
+                module.namespace["launch"](DeviceArray(out, "out"),
+                                           *[DeviceArray(x.copy(), f"input:{i}") for i, x in enumerate(inputs)])
+            for n, (trace, _) in enumerate(done.traces):
+                m = count(trace, source).metrics()
+                rows.append({"puzzle": f"{name} {cand}", "config": f"{shape}, kernel {n + 1}",
+                             **{k: m[v] for k, v in METRICS.items()},
+                             "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]})
+    return rows
+
+
+TASK_LAUNCHER = """
+import sys
+sys.path.insert(0, {root!r})
+import numpy as np
+from tutor.coach.tasks import load_task
+from tutor.engine.gpu import import_cuda
+from tutor.engine.loader import load_module_for_numba
+cuda = import_cuda()
+for name in {tasks!r}:
+    task = load_task(name)
+    shape = tuple(task.data["sim_shapes"][-1])
+    inputs = task.module("inputs").make_inputs(np.random.default_rng({seed}), shape)
+    out_shape = tuple(task.module("inputs").output_shape(shape))
+    for cand in ("naive", "expert"):
+        launch = load_module_for_numba(task.source(cand), cand + ".py")["launch"]
+        d_out = cuda.to_device(np.full(out_shape, np.nan, dtype=np.float32))
+        launch(d_out, *[cuda.to_device(x.copy()) for x in inputs])
+        cuda.synchronize()
+"""
+
+
 LAUNCHER = """
 import sys
 sys.path.insert(0, {root!r})
@@ -78,11 +131,12 @@ for pid in {pids!r}:
 """
 
 
-def measured(pids) -> list[dict]:
+def measured(pids, tasks=()) -> list[dict]:
     """ncu's counters for the same launches, in launch order."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "launch.py"
-        script.write_text(LAUNCHER.format(root=str(ROOT), pids=list(pids), seed=SEED))
+        script.write_text(LAUNCHER.format(root=str(ROOT), pids=list(pids), seed=SEED) if pids else
+                          TASK_LAUNCHER.format(root=str(ROOT), tasks=list(tasks), seed=SEED))
         done = subprocess.run(["ncu", "--csv", "--target-processes", "all", "--metrics",
                                ",".join(list(METRICS.values()) + [LANES]), sys.executable, str(script)],
                               capture_output=True, text=True, timeout=1500)
@@ -106,12 +160,16 @@ def main() -> int:
     parser.add_argument("--ncu", action="store_true", help="measure the same launches with Nsight Compute")
     parser.add_argument("--puzzles", default=None, help="comma-separated puzzle ids (default: every puzzle)")
     parser.add_argument("--json", default=None, help="write the rows here as JSON")
+    parser.add_argument("--tasks", default=None,
+                        help="comma-separated coaching tasks, naive and expert at the largest simulator shape, "
+                             "instead of the puzzles")
     args = parser.parse_args()
-    pids = args.puzzles.split(",") if args.puzzles else load_catalog().ids()
-    sim = ours(pids)
+    tasks = args.tasks.split(",") if args.tasks else []
+    pids = [] if tasks else args.puzzles.split(",") if args.puzzles else load_catalog().ids()
+    sim = ours_tasks(tasks) if tasks else ours(pids)
     rows = sim
     if args.ncu:
-        gpu = measured(pids)
+        gpu = measured(pids, tasks)
         if len(gpu) != len(sim):
             raise SystemExit(f"ncu saw {len(gpu)} kernels, the simulator ran {len(sim)} configs")
         rows = [{**s, **{f"ncu_{k}": g.get(k) for k in COMPARED + ["lanes"]}} for s, g in zip(sim, gpu)]
