@@ -51,11 +51,14 @@ def ours(pids) -> list[dict]:
         planned = plan(puzzle, SEED, 0)
         result = run_sim(puzzle, puzzle.reference, "ref.py", [(p.config, p.inputs) for p in planned], compile=False)
         for run in result.runs:
-            m = count(run.trace, puzzle.reference).metrics()
-            rows.append({"puzzle": pid, "config": run.config.name,
-                         **{k: m[v] for k, v in METRICS.items()},
-                         "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]})
+            rows.append(_row(pid, run.config.name, count(run.trace, puzzle.reference)))
     return rows
+
+
+def _row(what: str, config: str, counters) -> dict:
+    m = counters.metrics()
+    return {"puzzle": what, "config": config, **{k: m[v] for k, v in METRICS.items()},
+            "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]}
 
 
 def ours_tasks(tasks) -> list[dict]:
@@ -82,10 +85,7 @@ def ours_tasks(tasks) -> list[dict]:
                 module.namespace["launch"](DeviceArray(out, "out"),
                                            *[DeviceArray(x.copy(), f"input:{i}") for i, x in enumerate(inputs)])
             for n, (trace, _) in enumerate(done.traces):
-                m = count(trace, source).metrics()
-                rows.append({"puzzle": f"{name} {cand}", "config": f"{shape}, kernel {n + 1}",
-                             **{k: m[v] for k, v in METRICS.items()},
-                             "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]})
+                rows.append(_row(f"{name} {cand}", f"{shape}, kernel {n + 1}", count(trace, source)))
     return rows
 
 

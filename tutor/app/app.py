@@ -684,7 +684,7 @@ class TutorApp(App):
         result = message.result
         self._pending_run = (message.generation, result, message.seconds)
         self._main.query_one(ThreadPane).show_runs(
-            result.runs, [getattr(c, "counters", None) for c in result.verdict.configs], self._ran_source)
+            result.runs, [c.counters for c in result.verdict.configs], self._ran_source)
         waiting = self.backend == "sim" and message.generation not in self._compiled
         verdict_view.show(result.verdict, self._waited(message.seconds), compiling=waiting)
         if not waiting:

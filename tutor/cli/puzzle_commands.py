@@ -158,12 +158,12 @@ def cmd_profile(args) -> int:
     from ..engine.device_model import DEVICES, memory_bound, occupancy
 
     device = DEVICES[args.device]
-    runs = [(run.config, count(run.trace, source), occupancy(run.trace, device)) for run in result.runs
-            if run.trace is not None]
+    runs = [(run, count(run.trace, source)) for run in result.runs if run.trace is not None]
     if args.json:
         print(json.dumps({"puzzle": puzzle.id, "passed": result.verdict.passed, "device": device.name,
-                          "configs": [{"name": cfg.name, **c.to_json(), "occupancy": asdict(occ),
-                                       "memory_bound": asdict(memory_bound(c, device))} for cfg, c, occ in runs]}))
+                          "configs": [{"name": run.config.name, **c.to_json(),
+                                       "occupancy": asdict(occupancy(run.trace, device)),
+                                       "memory_bound": asdict(memory_bound(c, device))} for run, c in runs]}))
         return 0 if runs else 1
     if not runs:
         print("The kernel made no traced launch, so there is nothing to count: "
@@ -175,17 +175,16 @@ def cmd_profile(args) -> int:
     if args.line is not None:
         from ..engine.counters import line_detail
 
-        traced = [run for run in result.runs if run.trace is not None]
-        run = max(traced, key=lambda r: sum(x.requests for x in count(r.trace, source).lines if x.line == args.line))
+        run, _ = max(runs, key=lambda rc: sum(x.requests for x in rc[1].lines if x.line == args.line))
         detail = line_detail(run.trace, args.line, source)
         code = lines[args.line - 1].strip() if 0 < args.line <= len(lines) else ""
         print(terminal_safe(f"line {args.line} ({code}) in config {run.config.name}, its costliest request per "
                             "array:" if detail else f"line {args.line} makes no global or shared access here."))
         print(terminal_safe("\n".join(detail)))
         return 0
-    print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {cfg.name}:") + "\n  "
-                                    + occ.text(device) + ";\n  " + memory_bound(c, device).text(device) + ".")
-                        for cfg, c, occ in runs))
+    print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {run.config.name}:") + "\n  "
+                                    + occupancy(run.trace, device).text(device) + ";\n  "
+                                    + memory_bound(c, device).text(device) + ".") for run, c in runs))
     return 0
 
 

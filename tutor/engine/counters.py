@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 
 from .trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
@@ -34,16 +35,27 @@ SECTOR = 32
 BANKS = 32
 BANK_BYTES = 4
 
-_ITEMSIZE = {"float64": 8, "int64": 8, "uint64": 8, "complex64": 8, "float16": 2, "int16": 2, "uint16": 2,
-             "int8": 1, "uint8": 1, "bool": 1, "complex128": 16}
 _OPS = {READ: "ld", UNINIT_READ: "ld", WRITE: "st", ATOMIC: "atom"}
 
 NOT_MODELLED = ("caches and L2 hit rates, timing and registers are not modelled: the trace holds "
                 "accesses, not the memory system")
 
 
+@lru_cache(maxsize=64)
 def itemsize(dtype: str) -> int:
-    return _ITEMSIZE.get(str(dtype), 4)
+    """Bytes per element of a trace array's dtype name (4 where the name is not numpy's)."""
+    import numpy as np
+
+    try:
+        return int(np.dtype(str(dtype)).itemsize) or 4
+    except (TypeError, ValueError):
+        return 4
+
+
+def _units(flats, size: int, unit: int) -> set:
+    """The `unit`-byte pieces (32-byte sectors, 4-byte bank words) that elements of `size` bytes
+    at these flat indices cover: an element can span two."""
+    return {u for f in flats for u in range((f * size) // unit, ((f + 1) * size - 1) // unit + 1)}
 
 
 @dataclass
@@ -96,13 +108,12 @@ class Counters:
 
     def metrics(self) -> dict:
         """The kernel's counters under Nsight Compute's metric names."""
-        ld, st = ("ld",), ("st",)
         out = {}
-        for op, tag in ((ld, "ld"), (st, "st")):
-            out[f"l1tex__t_requests_pipe_lsu_mem_global_op_{tag}.sum"] = self.total(GLOBAL, op[0], "requests")
-            out[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum"] = self.total(GLOBAL, op[0], "sectors")
-            out[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum"] = sum(
-                c.bank_conflicts for c in self.lines if c.space == SHARED and c.op == op[0])
+        for tag in ("ld", "st"):
+            out[f"l1tex__t_requests_pipe_lsu_mem_global_op_{tag}.sum"] = self.total(GLOBAL, tag, "requests")
+            out[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum"] = self.total(GLOBAL, tag, "sectors")
+            out[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum"] = self.total(SHARED, tag,
+                                                                                           "bank_conflicts")
         requests = sum(c.requests for c in self.lines)
         out["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"] = \
             round(sum(c.lanes for c in self.lines) / requests, 3) if requests else None
@@ -186,30 +197,32 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
         by: dict = defaultdict(list)
         if space == GLOBAL:
             for lane, flat in sorted(accesses):
-                by[(flat * size) // SECTOR].append(lane)
+                for sector in _units((flat,), size, SECTOR):
+                    by[sector].append(lane)
             parts = [f"sector {unit}: {_lanes(lanes)}" for unit, lanes in sorted(by.items())]
-            out.append(f"{where}: {len(by)} sector(s) for {len(accesses)} lane(s)")
+            out.append(f"{where}: {cost} sector(s) for {len(accesses)} lane(s)")
         else:
             words: dict = defaultdict(set)
             for lane, flat in sorted(accesses):
-                word = (flat * size) // BANK_BYTES
-                by[word % BANKS].append(lane)
-                words[word % BANKS].add(word)
+                for word in _units((flat,), size, BANK_BYTES):
+                    by[word % BANKS].append(lane)
+                    words[word % BANKS].add(word)
             parts = [f"bank {bank}: {_lanes(lanes)}" + (f"; {len(words[bank])} different words" if len(words[bank]) > 1
                                                          else "") for bank, lanes in sorted(by.items())]
-            out.append(f"{where}: {max(len(w) for w in words.values())} wavefront(s)")
+            out.append(f"{where}: {cost} wavefront(s)")
         out += [f"  {p}" for p in parts]
     return out
 
 
 def _request_cost(info, accesses) -> int:
-    size = itemsize(info.dtype)
+    """A request's sectors (global) or wavefronts (shared): what ncu counts for it."""
+    size, flats = itemsize(info.dtype), {f for _, f in accesses}
     if info.space == GLOBAL:
-        return len({(f * size) // SECTOR for _, f in accesses})
-    words: dict = defaultdict(set)
-    for _, f in accesses:
-        words[((f * size) // BANK_BYTES) % BANKS].add((f * size) // BANK_BYTES)
-    return max(len(w) for w in words.values())
+        return len(_units(flats, size, SECTOR))
+    per_bank: dict = defaultdict(int)
+    for word in _units(flats, size, BANK_BYTES):
+        per_bank[word % BANKS] += 1
+    return max(per_bank.values())
 
 
 def _lanes(lanes: list[int]) -> str:
@@ -249,19 +262,13 @@ def _one_store_for_both_branches(source: str) -> dict:
 
 
 def _add_request(c: LineCounters, info, accesses: list) -> None:
-    size = itemsize(info.dtype)
     c.requests += 1
     c.lanes += len({lane for lane, _ in accesses})
-    flats = {flat for _, flat in accesses}
     if info.space == GLOBAL:
-        c.sectors += len({(f * size) // SECTOR for f in flats} | {((f + 1) * size - 1) // SECTOR for f in flats})
-        c.ideal_sectors += -(-len(flats) * size // SECTOR)
+        c.sectors += _request_cost(info, accesses)
+        c.ideal_sectors += -(-len({flat for _, flat in accesses}) * itemsize(info.dtype) // SECTOR)
     else:
-        words = {(f * size) // BANK_BYTES for f in flats} | {((f + 1) * size - 1) // BANK_BYTES for f in flats}
-        per_bank: dict = defaultdict(int)
-        for w in words:
-            per_bank[w % BANKS] += 1
-        c.wavefronts += max(per_bank.values())
+        c.wavefronts += _request_cost(info, accesses)
     if c.op == "atom":
         per_address: dict = defaultdict(int)
         for _, f in accesses:
@@ -343,14 +350,14 @@ def verdict_advice(verdict, source_lines: list[str], most: int = 3) -> list[str]
     """advice() for a verdict: its largest traced config's costliest lines (none on a GPU run)."""
     traced = [c for c in getattr(verdict, "configs", []) if isinstance(getattr(c, "counters", None), dict)]
 
-    def requests(c) -> int:
+    def weight(c) -> int:  # its costliest lines' requests
         lines = c.counters.get("lines")
         try:
             return sum(int(x.get("requests", 0)) for x in lines if isinstance(x, dict)) if isinstance(lines, list) else 0
         except (TypeError, ValueError):
             return 0
 
-    return advice(max(traced, key=requests).counters, source_lines, most) if traced else []
+    return advice(max(traced, key=weight).counters, source_lines, most) if traced else []
 
 
 def summary_text(summary, source_lines: list[str]) -> str:

@@ -2,8 +2,8 @@
 memory, and the memory roofline's lower bound on its time.
 
 Figures are the device's limits (CUDA's occupancy rules for compute capability 9.0) and, for the
-H200, the device-to-device copy bandwidth measured on ours (../shared/device/README.md: 4.3 TB/s);
-the fp32 peak is the spec sheet's. Registers are not known on the simulator (Numba allocates them
+H200, the device-to-device copy bandwidth measured on ours (../shared/device/README.md: 4.3 TB/s).
+Registers are not known on the simulator (Numba allocates them
 when it compiles for the card), so occupancy here is an upper bound, and said so. The trace holds
 memory accesses, not arithmetic, so the bound is memory's: bytes over bandwidth.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .counters import SECTOR, Counters, itemsize
+from .counters import SECTOR, WARP, Counters, itemsize
 from .trace import GLOBAL, SHARED, Trace
 
 
@@ -20,18 +20,16 @@ from .trace import GLOBAL, SHARED, Trace
 class Device:
     name: str
     sms: int
-    max_threads_per_sm: int
     max_blocks_per_sm: int
-    max_warps_per_sm: int
+    max_warps_per_sm: int       # 64 warps: 2048 threads
     shared_per_sm: int          # bytes
     shared_per_block: int       # bytes, the most one block may have
     bandwidth: float            # bytes per second, measured copy
-    fp32_peak: float            # FLOP per second, spec sheet
 
 
 DEVICES = {
-    "h200": Device("NVIDIA H200", sms=132, max_threads_per_sm=2048, max_blocks_per_sm=32, max_warps_per_sm=64,
-                   shared_per_sm=228 * 1024, shared_per_block=227 * 1024, bandwidth=4.3e12, fp32_peak=67e12),
+    "h200": Device("NVIDIA H200", sms=132, max_blocks_per_sm=32, max_warps_per_sm=64,
+                   shared_per_sm=228 * 1024, shared_per_block=227 * 1024, bandwidth=4.3e12),
 }
 
 
@@ -57,7 +55,7 @@ def shared_bytes_per_block(trace: Trace) -> int:
 
 def occupancy(trace: Trace, device: Device) -> Occupancy:
     tpb = trace.threads_per_block
-    warps = -(-tpb // 32)
+    warps = -(-tpb // WARP)
     shared = shared_bytes_per_block(trace)
     limits = {"blocks per SM": device.max_blocks_per_sm,
               "threads per SM": device.max_warps_per_sm // warps if warps else device.max_blocks_per_sm}

@@ -3,8 +3,9 @@
 Same configs, same inputs and the same Verdict as our simulator, so results compare directly. A
 GPU gives no trace: it can say the output is wrong, not which thread raced; its extra is the
 kernel's time, the median of several launches, timed as gpu_timing times every launch. This
-module runs in a child process of its own (a bad kernel can take the CUDA context down with it), chosen before numba
-is imported: NUMBA_ENABLE_CUDASIM must be set in the environment first for the numba-sim backend.
+module runs in a child process of its own (a bad kernel can take the CUDA context down with it),
+chosen before numba is imported: NUMBA_ENABLE_CUDASIM must be set in the environment first for the
+numba-sim backend.
 """
 
 from __future__ import annotations

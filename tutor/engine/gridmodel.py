@@ -196,7 +196,7 @@ class GridModel:
         self._active: dict = {}
 
         self.wrong_cells: dict[int, WrongCell] = self._wrong_cells(run)
-        self.raced: set[int] = {t for t in (getattr(run, "raced", None) or ())
+        self.raced: set[int] = {t for t in (run.raced if isinstance(run.raced, list) else ())
                                 if type(t) is int and 0 <= t < self.n_threads}
         self.status_codes: np.ndarray = self._statuses()
         self.barrier_lines: dict[int, int] = {}
@@ -392,7 +392,7 @@ class GridModel:
         if out is None:
             return {}
         cells: dict = {}
-        bad, expected, got = getattr(run, "bad", None), run.expected, run.got
+        bad, expected, got = run.bad, run.expected, run.got
         if (bad is not None and expected is not None and got is not None
                 and np.shape(bad) == np.shape(expected) == np.shape(got) == out.shape):
             exp = np.asarray(expected, dtype=np.float64).ravel()
