@@ -2,7 +2,8 @@
 
 A defect anywhere makes the command exit 1 and says which puzzle, which file and what is wrong:
 the manifest and folders parse; the reference passes every config (fixed and random, on the chosen
-backend, with the puzzle's [require] table judged too); the starter does not pass; the starter and
+backend, with the puzzle's [require] and [perf] tables judged too); the starter does not pass (a
+performance puzzle's starter is right and fails on its counters alone); the starter and
 the reference declare the puzzle's constants; no hint repeats a line of the reference; no
 requirement contradicts a budget; every lesson parses as Markdown.
 """
@@ -51,6 +52,12 @@ def run_content_check(backend: str = "sim", only: list[str] | None = None, seed:
                                    n_random=N_RANDOM, keep_traces=False)
             if starter.verdict.passed:
                 defects.append("starter.py passes already: it must leave the work to the learner")
+            elif puzzle.perf:
+                other = [f for f in starter.verdict.failures if f.kind != "perf_target"]
+                if other:
+                    defects.append(f"starter.py must be right and only slow (a performance puzzle's starter "
+                                   f"fails on a counter, not on output), but it fails with {other[0].kind}: "
+                                   f"{other[0].message}")
             n = len(ref.verdict.configs)
             status = "ok" if not defects else "DEFECT"
             print(f"{status:6} {puzzle.track:9} {puzzle.id:20} reference {n} configs passed"
@@ -76,7 +83,7 @@ def static_defects(puzzle: Puzzle) -> list[str]:
         for k, v in puzzle.constants.items():
             if consts.get(k) != v:
                 defects.append(f"{name}: constant {k} should be {v}, found {consts.get(k)!r}")
-    if not re.search(r"#\s*FILL ME IN", starter):
+    if not puzzle.perf and not re.search(r"#\s*FILL ME IN", starter):  # a perf starter is whole, and slow
         defects.append("starter.py: no `# FILL ME IN (about N lines)` marker")
     defects += [f"lesson.md: {p}" for p in markdown_problems(puzzle.lesson)]
     defects += [f"learned.md: {p}" for p in markdown_problems(puzzle.learned, need_title=False)]

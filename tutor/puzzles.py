@@ -67,6 +67,11 @@ class Puzzle:
     tolerance: float = 1e-5
     # what a passing kernel must also do, judged on its trace (FORMAT.md [require]); empty: nothing
     require: dict = field(default_factory=dict)
+    # the counters a passing kernel must meet, on every config (FORMAT.md [perf]); empty: none
+    perf: dict = field(default_factory=dict)
+    # the useful floating-point operations of one launch, an expression (FORMAT.md [perf] flops);
+    # the trace sees memory, not arithmetic, so intensity needs the puzzle's word for its work
+    flops: str | int | None = None
 
     # -- files ----------------------------------------------------------------------------------
     def read(self, name: str) -> str:
@@ -116,6 +121,25 @@ class Puzzle:
         for key, value in self.budget.items():
             out[key] = int(_evaluate(value, names, f"{self.id}/puzzle.toml [budget] {key}"))
         return out
+
+    def sizes(self, config: LaunchConfig) -> dict:
+        """The names a [perf] expression may use: constants, scalars, and the launch's totals."""
+        names = dict(self.constants)
+        names.update(config.scalars)
+        threads, blocks = math.prod(config.threads), math.prod(config.blocks)
+        names.update(threads=threads, blocks=blocks, warps=blocks * -(-threads // 32))
+        return names
+
+    def perf_for(self, config: LaunchConfig) -> dict:
+        """The [perf] targets with expressions evaluated for this config: name -> number."""
+        names = self.sizes(config)
+        return {key: float(_evaluate(value, names, f"{self.id}/puzzle.toml [perf] {key}"))
+                for key, value in self.perf.items()}
+
+    def flops_for(self, config: LaunchConfig) -> float | None:
+        if self.flops is None:
+            return None
+        return float(_evaluate(self.flops, self.sizes(config), f"{self.id}/puzzle.toml [perf] flops"))
 
     def random_config(self, rng, n: int) -> LaunchConfig:
         raw = self.spec_module().random_config(rng)
@@ -223,6 +247,7 @@ def load_puzzle(folder: Path, track: str = "") -> Puzzle:
         if key not in ("global_reads", "global_writes", "shared_size"):
             raise ContentError(f"{where}: [budget] {key} is not a budget (global_reads, global_writes, shared_size)")
     require = _requirements(data.get("require", {}), where)
+    perf, flops = _perf_targets(data.get("perf", {}), where)
     configs = [_config(c, c.get("name", f"fixed config {i}"), f"{where} configs[{i}]")
                for i, c in enumerate(data["configs"])]
     if not configs:
@@ -234,10 +259,12 @@ def load_puzzle(folder: Path, track: str = "") -> Puzzle:
     puzzle = Puzzle(
         id=pid, title=data["title"], summary=data.get("summary", ""), track=track, signature=signature,
         constants=constants, budget=budget, hints=hints, configs=configs, folder=folder,
-        tolerance=float(data.get("tolerance", 1e-5)), require=require,
+        tolerance=float(data.get("tolerance", 1e-5)), require=require, perf=perf, flops=flops,
     )
     for c in configs:  # expressions must evaluate
         puzzle.budget_for(c)
+        puzzle.perf_for(c)
+        puzzle.flops_for(c)
     return puzzle
 
 
@@ -259,6 +286,39 @@ def _requirements(raw, where: str) -> dict:
         if key == "coalesced" and type(value) is not bool:
             raise ContentError(f"{where}: [require] coalesced = {value!r} must be true or false")
     return dict(raw)
+
+
+# [perf] targets: each counter's name and which way it must go ("min": at least, "max": at most).
+# tutor/engine/perf_targets.py measures them; the names are here so loading stays free of numpy.
+PERF_TARGETS = {
+    "global_load_efficiency": "min",   # ideal sectors over sectors served, global loads (1.0: coalesced)
+    "global_store_efficiency": "min",  # the same for global stores
+    "shared_bank_conflicts": "max",    # extra wavefronts, shared loads and stores, the whole launch
+    "shared_lanes_per_request": "min",  # active lanes per shared-memory request (32: no lane idles)
+    "shared_requests": "max",          # shared-memory requests (warp instructions), the whole launch
+    "global_atomics": "max",           # atomic operations on global arrays, lane by lane
+    "atomic_same_address": "max",      # the most lanes of one global atomic request on one address
+    "arithmetic_intensity": "min",     # flops over the bytes of the global sectors served
+}
+
+
+def _perf_targets(raw, where: str) -> tuple[dict, str | int | None]:
+    """The [perf] table, checked: (targets, flops). Values are numbers or expressions."""
+    if not isinstance(raw, dict):
+        raise ContentError(f"{where}: [perf] must be a table, got {raw!r}")
+    targets = dict(raw)
+    flops = targets.pop("flops", None)
+    for key, value in targets.items():
+        if key not in PERF_TARGETS:
+            raise ContentError(f"{where}: [perf] {key} is not a counter target ({', '.join(PERF_TARGETS)}, or flops)")
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            raise ContentError(f"{where}: [perf] {key} = {value!r} must be a number or an expression")
+    if flops is not None and (isinstance(flops, bool) or not isinstance(flops, (int, str))):
+        raise ContentError(f"{where}: [perf] flops = {flops!r} must be a whole number or an expression")
+    if "arithmetic_intensity" in targets and flops is None:
+        raise ContentError(f"{where}: [perf] arithmetic_intensity needs flops: the kernel's useful "
+                           "floating-point operations (the trace does not see arithmetic)")
+    return targets, flops
 
 
 def _config(raw: dict, name: str, where: str, random: bool = False) -> LaunchConfig:

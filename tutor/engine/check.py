@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..puzzles import LaunchConfig, Puzzle
-from . import detect
+from . import detect, perf_targets
 from .loader import LoadError
 from .verdict import ConfigResult, Failure, Verdict, failure_from_dict
 
@@ -204,7 +204,10 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
                                          raced=racing_of(trace, failures)))
             verdict.failures += failures
             verdict.configs.append(_config_result(config, not failures))
-            verdict.configs[-1].counters = count(trace, source).summary()
+            counted = count(trace, source)
+            verdict.configs[-1].counters = counted.summary()
+            if puzzle.perf:
+                verdict.configs[-1].counters["lens"] = perf_targets.measure(counted)
             if any(f.kind == "timeout" for f in failures) or time.monotonic() > deadline:
                 break
     verdict.printed = printed.getvalue()[:MAX_PRINTED]
@@ -252,6 +255,11 @@ def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_t
                 wrong = []
             run.failures += wrong
             verdict.failures += wrong
+        # counters come from the trace: the simulator's judge holds them (a GPU check's own sim run too)
+        if puzzle.perf and verdict.backend == "sim" and not run.failures and n < len(verdict.configs):
+            slow = perf_targets.missed(puzzle, p.config, (verdict.configs[n].counters or {}).get("lens"))
+            run.failures += slow
+            verdict.failures += slow
         if n < len(verdict.configs):
             verdict.configs[n].passed = not run.failures
         if not keep_traces:
@@ -401,7 +409,9 @@ def fold(failures: list[Failure]) -> list[Failure]:
     seen: dict = {}
     out = []
     for f in failures:
-        key = (f.kind, f.array, f.line)
+        # two counters one line misses are two lessons
+        counter = f.details[0].get("counter") if f.kind == "perf_target" and f.details else None
+        key = (f.kind, f.array, f.line, counter)
         if key in seen:
             first = seen[key]
             if f.config and f.config != first.config:

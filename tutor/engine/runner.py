@@ -20,6 +20,7 @@ import signal
 import threading
 from pathlib import Path
 
+from ..puzzles import CONTENT_ENV
 from .gpulock import QueueCancelled, shared_queue
 from .verdict import Failure, Verdict
 
@@ -49,7 +50,8 @@ class Runner:
         self.backend = backend
         self.timeout = timeout
         self.memory_mb = memory_mb
-        self.content = str(content) if content else None
+        # the child's environment is cleared: a content folder named by GPU_TUTOR_CONTENT goes by hand
+        self.content = str(content) if content else os.environ.get(CONTENT_ENV) or None
         self._child = None
         self._catalog = None
         self._lock = threading.Lock()
