@@ -38,27 +38,48 @@ METRICS = {
     "sh_ld_conf": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
     "sh_st_conf": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
 }
+# a global atomic whose result is unused compiles to RED, one that is used to ATOM: ours counts both
+SUMS = {"atom_req": ("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+                     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum")}
 LANES = "smsp__thread_inst_executed_per_inst_executed.ratio"
-COMPARED = list(METRICS)
+COMPARED = list(METRICS) + list(SUMS)
 
 
-def ours(pids) -> list[dict]:
+def files(pids, starters: bool) -> list[tuple[str, str]]:
+    """(puzzle, file) to launch: every reference, and with --starters a performance puzzle's
+    starter too (right and slow: the counter it fails on is measured as well)."""
+    catalog = load_catalog()
+    out = []
+    for pid in pids:
+        out.append((pid, "reference.py"))
+        if starters and catalog.get(pid).perf:
+            out.append((pid, "starter.py"))
+    return out
+
+
+def ours(pids, starters: bool = False) -> list[dict]:
     """Our counters, per puzzle and fixed config, on the inputs the GPU run gets too."""
     catalog = load_catalog()
     rows = []
-    for pid in pids:
+    for pid, name in files(pids, starters):
         puzzle = catalog.get(pid)
+        source = puzzle.read(name)
         planned = plan(puzzle, SEED, 0)
-        result = run_sim(puzzle, puzzle.reference, "ref.py", [(p.config, p.inputs) for p in planned], compile=False)
+        result = run_sim(puzzle, source, name, [(p.config, p.inputs) for p in planned], compile=False)
+        label = pid if name == "reference.py" else f"{pid} starter"
         for run in result.runs:
-            rows.append(_row(pid, run.config.name, count(run.trace, puzzle.reference)))
+            rows.append(_row(label, run.config.name, count(run.trace, source)))
     return rows
 
 
 def _row(what: str, config: str, counters) -> dict:
+    from tutor.engine.trace import GLOBAL
+
     m = counters.metrics()
     return {"puzzle": what, "config": config, **{k: m[v] for k, v in METRICS.items()},
-            "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]}
+            "atom_req": counters.total(GLOBAL, "atom", "requests"),
+            "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"],
+            "uneven": len(counters.notes) > 1}  # lanes ran a line unevenly: requests may be a lower bound
 
 
 def ours_tasks(tasks) -> list[dict]:
@@ -120,9 +141,9 @@ from tutor.engine.loader import load_for_numba
 from tutor.puzzles import load_catalog
 cuda = import_cuda()
 catalog = load_catalog()
-for pid in {pids!r}:
+for pid, name in {files!r}:
     puzzle = catalog.get(pid)
-    kernel = load_for_numba(puzzle.reference, "ref.py", puzzle.signature)["kernel"]
+    kernel = load_for_numba(puzzle.read(name), name, puzzle.signature)["kernel"]
     for p in plan(puzzle, {seed}, 0):
         args = [fresh_output(p.config)] + list(p.inputs.values())
         dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
@@ -131,14 +152,14 @@ for pid in {pids!r}:
 """
 
 
-def measured(pids, tasks=()) -> list[dict]:
+def measured(pids, tasks=(), starters: bool = False) -> list[dict]:
     """ncu's counters for the same launches, in launch order."""
     with tempfile.TemporaryDirectory() as tmp:
         script = Path(tmp) / "launch.py"
-        script.write_text(LAUNCHER.format(root=str(ROOT), pids=list(pids), seed=SEED) if pids else
+        script.write_text(LAUNCHER.format(root=str(ROOT), files=files(pids, starters), seed=SEED) if pids else
                           TASK_LAUNCHER.format(root=str(ROOT), tasks=list(tasks), seed=SEED))
         done = subprocess.run(["ncu", "--csv", "--target-processes", "all", "--metrics",
-                               ",".join(list(METRICS.values()) + [LANES]), sys.executable, str(script)],
+                               ",".join(list(METRICS.values()) + [m for ms in SUMS.values() for m in ms] + [LANES]), sys.executable, str(script)],
                               capture_output=True, text=True, timeout=1500)
     if done.returncode != 0:
         raise SystemExit(f"ncu failed ({done.returncode}):\n{done.stderr[-3000:]}\n{done.stdout[-3000:]}")
@@ -152,6 +173,9 @@ def measured(pids, tasks=()) -> list[dict]:
             k[name] = int(float(value))
         elif row["Metric Name"] == LANES:
             k["lanes"] = float(value)
+        for total, parts in SUMS.items():
+            if row["Metric Name"] in parts:
+                k[total] = k.get(total, 0) + int(float(value))
     return [kernels[i] for i in sorted(kernels)]
 
 
@@ -160,16 +184,18 @@ def main() -> int:
     parser.add_argument("--ncu", action="store_true", help="measure the same launches with Nsight Compute")
     parser.add_argument("--puzzles", default=None, help="comma-separated puzzle ids (default: every puzzle)")
     parser.add_argument("--json", default=None, help="write the rows here as JSON")
+    parser.add_argument("--starters", action="store_true",
+                        help="also each performance puzzle's starter (right, and slow on a counter)")
     parser.add_argument("--tasks", default=None,
                         help="comma-separated coaching tasks, naive and expert at the largest simulator shape, "
                              "instead of the puzzles")
     args = parser.parse_args()
     tasks = args.tasks.split(",") if args.tasks else []
     pids = [] if tasks else args.puzzles.split(",") if args.puzzles else load_catalog().ids()
-    sim = ours_tasks(tasks) if tasks else ours(pids)
+    sim = ours_tasks(tasks) if tasks else ours(pids, args.starters)
     rows = sim
     if args.ncu:
-        gpu = measured(pids, tasks)
+        gpu = measured(pids, tasks, args.starters)
         if len(gpu) != len(sim):
             raise SystemExit(f"ncu saw {len(gpu)} kernels, the simulator ran {len(sim)} configs")
         rows = [{**s, **{f"ncu_{k}": g.get(k) for k in COMPARED + ["lanes"]}} for s, g in zip(sim, gpu)]
@@ -178,7 +204,7 @@ def main() -> int:
     print("|" + "---|" * len(head))
     exact = total = 0
     for r in rows:
-        cells = [r["puzzle"], r["config"]]
+        cells = [r["puzzle"] + (" (uneven)" if r.get("uneven") else ""), r["config"]]
         for k in COMPARED:
             if args.ncu:
                 same = r[k] == r[f"ncu_{k}"]
@@ -189,6 +215,9 @@ def main() -> int:
                 cells.append(str(r[k]))
         cells.append(f"{r['lanes']}" + (f" / ncu {r['ncu_lanes']}" if args.ncu else ""))
         print("| " + " | ".join(cells) + " |")
+    if any(r.get("uneven") for r in rows):
+        print("\n(uneven): a warp's lanes ran some line different numbers of times; where a lane skips loop "
+              "iterations the GPU issues more requests than the trace's grouping counts (sectors stay the same)")
     if args.ncu:
         print(f"\n{exact} of {total} counters equal to ncu's ({exact / total:.0%}); lanes: ncu counts every "
               "instruction, the trace only memory instructions (shown, not compared)")

@@ -11,10 +11,11 @@ from tutor.engine.check import simulate
 from tutor.engine.counters import count
 
 
-def counters(source, blocks, threads, named):
-    trace, failures = simulate(textwrap.dedent(source).lstrip("\n"), blocks, threads, named)
+def counters(source, blocks, threads, named, with_source: bool = False):
+    source = textwrap.dedent(source).lstrip("\n")
+    trace, failures = simulate(source, blocks, threads, named)
     assert not [f for f in failures if f.kind != "budget"], failures
-    return count(trace)
+    return count(trace, source if with_source else None)
 
 
 STRIDED_COPY = """
@@ -208,3 +209,51 @@ def test_a_lines_costliest_request_lane_by_lane_shows_the_sectors_and_the_banks(
     assert any(d.startswith("shared load of tile") and d.endswith("32 wavefront(s)") for d in detail)
     assert "  bank 0: lanes 0-31; 32 different words" in detail
     assert line_detail(trace, 1, source) == []
+
+
+SKIP_IN_THE_MIDDLE = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a, keep):
+        i = cuda.grid(1)
+        total = 0.0
+        for j in range(8):
+            if keep[i, j] == 0:
+                continue
+            total += a[j, i]
+        out[i] = total
+    """
+
+SKIP_AT_THE_END = """
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a, keep):
+        i = cuda.grid(1)
+        total = 0.0
+        for j in range(8):
+            if j < i % 8:
+                total += a[j, i]
+        out[i] = total
+    """
+
+
+def test_lanes_skipping_middle_iterations_after_a_continue_are_said_to_be_undercounted():
+    """ncu on the H200 counted 379 load requests for attention_document's naive kernel, where the
+    k-th-execution grouping gives 219: its lanes `continue` past other documents' keys, and the GPU
+    issues each iteration's loads once for whichever lanes are in it. Here lane i skips j == i % 8:
+    8 iterations, each with 31 lanes in it, are 8 requests on the GPU, 7 as we group them."""
+    keep = np.ones((32, 8), np.int32)
+    for i in range(32):
+        keep[i, i % 8] = 0
+    named = [("out", np.zeros(32, np.float32)), ("a", np.zeros((8, 32), np.float32)), ("keep", keep)]
+    c = counters(SKIP_IN_THE_MIDDLE, (1,), (32,), named, with_source=True)
+    load = next(x for x in c.lines if x.array == "a")
+    assert load.requests == 7  # the grouping's count, not the GPU's 8: hence the note
+    assert any(n.startswith("line(s) 11 follow a `continue`") for n in c.notes), c.notes
+    # an `if` without `continue` is not flagged (FORMAT of the note: said where it is known)
+    ended = counters(SKIP_AT_THE_END, (1,), (32,), named, with_source=True)
+    assert len(ended.notes) == 1 and next(x for x in ended.lines if x.array == "a").requests == 7
