@@ -264,6 +264,10 @@ def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_t
             verdict.configs[n].passed = not run.failures
         if not keep_traces:
             run.trace = None
+    if puzzle.perf and verdict.backend == "sim":
+        said = perf_targets.standing(puzzle, [p.config for p in planned], verdict.configs)
+        if said and said not in verdict.notes:
+            verdict.notes.append(said)
     verdict.failures = fold(one_root_cause(verdict.failures))
     verdict.passed = (not verdict.failures and len(result.runs) == len(planned) == len(verdict.configs)
                       and all(c.passed for c in verdict.configs))

@@ -160,8 +160,36 @@ def missed(puzzle, config, measured: dict | None) -> list[Failure]:
     return failures
 
 
+def _number(name: str, value: float) -> str:
+    return f"{value:.0%}" if name.endswith("efficiency") else f"{value:.3g}"
+
+
+def _bound(name: str, target: float) -> str:
+    return f"{'at least' if PERF_TARGETS[name] == 'min' else 'at most'} {_number(name, target)}"
+
+
 def describe_target(name: str, target: float) -> str:
-    """A target in words, for lessons and the CLI: "global stores: efficiency at least 100%"."""
-    word = "at least" if PERF_TARGETS[name] == "min" else "at most"
-    value = f"{target:.0%}" if name.endswith("efficiency") else f"{target:g}"
-    return f"{name.replace('_', ' ')} {word} {value}"
+    """A target in words: "global load efficiency at least 100%"."""
+    return f"{name.replace('_', ' ')} {_bound(name, target)}"
+
+
+def standing(puzzle, configs: list, results: list) -> str | None:
+    """Each target against the worst config's value, in one line for the verdict's notes, so a
+    learner sees how far a slow kernel is from its target, and how much room a fast one left."""
+    if not puzzle.perf:
+        return None
+    parts = []
+    for name in puzzle.perf:
+        low = PERF_TARGETS[name] == "min"
+        worst = None
+        for config, result in zip(configs, results):
+            lens = (result.counters or {}).get("lens")
+            if not lens:
+                continue
+            value = (intensity(puzzle.flops_for(config), lens) if name == "arithmetic_intensity"
+                     else (lens.get(name) or {}).get("value"))
+            if value is not None and (worst is None or (value < worst[0] if low else value > worst[0])):
+                worst = (value, puzzle.perf_for(config)[name])
+        if worst is not None:
+            parts.append(f"{name.replace('_', ' ')} {_number(name, worst[0])} (target: {_bound(name, worst[1])})")
+    return "counters against the targets, worst config: " + "; ".join(parts) if parts else None
