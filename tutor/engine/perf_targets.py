@@ -161,7 +161,9 @@ def missed(puzzle, config, measured: dict | None) -> list[Failure]:
 
 
 def _number(name: str, value: float) -> str:
-    return f"{value:.0%}" if name.endswith("efficiency") else f"{value:.3g}"
+    if name.endswith("efficiency"):
+        return f"{value:.0%}"
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:.3g}"
 
 
 def _bound(name: str, target: float) -> str:
