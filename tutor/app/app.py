@@ -26,7 +26,8 @@ from ..store import Autosaver, Store
 from ..textsafe import terminal_safe
 from ..workshop.config import reference_refusal
 from .commands import TutorCommands
-from .widgets.editor import CodeEditor
+from .widgets.counters_view import CountersView
+from .widgets.editor import MARKS, CodeEditor, marks_of
 from .widgets.hints import HintsPanel
 from .widgets.lesson import LessonScroll
 from .widgets.thread_pane import ThreadPane
@@ -152,6 +153,7 @@ class TutorApp(App):
         self._deferred: list = []  # notices held while a dialog is open, shown once it closes
         self._code_width = CODE_MIN
         self._narrow = False
+        self._marks_config = (0, 0)  # which config of the last run the editor's marks are of
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -598,6 +600,7 @@ class TutorApp(App):
     @on(TextArea.Changed, "#editor")
     def _edited(self, event: TextArea.Changed) -> None:
         self.autosaver.feed(self.puzzle.id, event.text_area.text, time.monotonic())
+        self._mark_legend()  # a mark goes with the change of its line
         line = event.text_area.document[event.text_area.cursor_location[0]]
         if not self._narrow and self._code_width_for(len(line)) > self._code_width:
             self._fit_code_pane()  # a line outgrew the pane: widen it (up to half the screen)
@@ -684,7 +687,8 @@ class TutorApp(App):
         result = message.result
         self._pending_run = (message.generation, result, message.seconds)
         self._main.query_one(ThreadPane).show_runs(
-            result.runs, [c.counters for c in result.verdict.configs], self._ran_source)
+            result.runs, [c.counters for c in result.verdict.configs], self._ran_source,
+            [self._flops(run.config) for run in result.runs])
         waiting = self.backend == "sim" and message.generation not in self._compiled
         verdict_view.show(result.verdict, self._waited(message.seconds), compiling=waiting)
         if not waiting:
@@ -720,17 +724,53 @@ class TutorApp(App):
             self._main.query_one("#lesson", Markdown).update(self._lesson_text())
         self._update_titles()
 
+    def _flops(self, config) -> float | None:
+        """The puzzle's useful FLOPs for a config (its [perf] flops), for the roofline; None where
+        it declares none (or its expression does not evaluate for this config)."""
+        try:
+            return self.puzzle.flops_for(config)
+        except Exception:
+            return None
+
     @on(VerdictView.FailureSelected)
     def _failure_selected(self, event: VerdictView.FailureSelected) -> None:
         failure = event.failure
-        editor = self._main.query_one("#editor", TextArea)
-        if failure.line:  # the cursor on the line's code, never a selection the next key would replace
-            row = min(max(0, failure.line - 1), editor.document.line_count - 1)
-            line = editor.document[row]
-            editor.move_cursor((row, len(line) - len(line.lstrip())), center=True)
+        if failure.line:
+            self._cursor_to(failure.line - 1)
         if failure.thread is not None:
             self._main.query_one(ThreadPane).select(failure.block, failure.thread, config=failure.config)
         self.action_pane("code")
+
+    def _cursor_to(self, row: int) -> None:
+        """The cursor on a line's code, never a selection the next key would replace."""
+        editor = self._main.query_one("#editor", TextArea)
+        row = min(max(0, row), editor.document.line_count - 1)
+        line = editor.document[row]
+        editor.move_cursor((row, len(line) - len(line.lstrip())), center=True)
+
+    @on(ThreadPane.CountsShown)
+    def _counts_shown(self, event: ThreadPane.CountsShown) -> None:
+        """The editor marks the costly lines of the config on show in the thread pane."""
+        self._main.query_one("#editor", CodeEditor).show_marks(marks_of(event.counters), event.source)
+        self._marks_config = (event.index, event.total)
+        self._mark_legend()
+
+    @on(CountersView.LineChosen)
+    def _line_chosen(self, event: CountersView.LineChosen) -> None:
+        """Enter on a line of the counters: the editor's cursor goes there; the keys stay in the list."""
+        self._cursor_to(self._main.query_one("#editor", CodeEditor).row_now(event.line))
+
+    def _mark_legend(self) -> None:
+        """The marks' legend under the code, for the kinds on show; none without marks."""
+        kinds = {kind for found in self._main.query_one("#editor", CodeEditor).marks.values() for kind, _ in found}
+        pane = self._main.query_one("#code-pane")
+        if not kinds:
+            pane.border_subtitle = ""
+            return
+        index, total = self._marks_config
+        legend = "  ".join(f"[${colour}]{glyph}[/] {word}"
+                           for kind, (glyph, word, colour) in MARKS.items() if kind in kinds)
+        pane.border_subtitle = f"{legend} · config {index + 1}/{total} (c in the thread pane: why)"
 
     # -- notices and dialogs ----------------------------------------------------------------------
     def notify(self, message, *, title: str = "", severity="information", timeout=None, markup: bool = True):

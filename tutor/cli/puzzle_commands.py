@@ -156,14 +156,17 @@ def cmd_profile(args) -> int:
 
     from ..engine.counters import count, counters_text
     from ..engine.device_model import DEVICES, memory_bound, occupancy
+    from ..engine.roofline import roofline
 
     device = DEVICES[args.device]
     runs = [(run, count(run.trace, source)) for run in result.runs if run.trace is not None]
+    roofs = [roofline(c, device, puzzle.flops_for(run.config)) for run, c in runs]
     if args.json:
         print(json.dumps({"puzzle": puzzle.id, "passed": result.verdict.passed, "device": device.name,
                           "configs": [{"name": run.config.name, **c.to_json(),
                                        "occupancy": asdict(occupancy(run.trace, device)),
-                                       "memory_bound": asdict(memory_bound(c, device))} for run, c in runs]}))
+                                       "memory_bound": asdict(memory_bound(c, device)),
+                                       "roofline": roof.to_json()} for (run, c), roof in zip(runs, roofs)]}))
         return 0 if runs else 1
     if not runs:
         print("The kernel made no traced launch, so there is nothing to count: "
@@ -184,7 +187,12 @@ def cmd_profile(args) -> int:
         return 0
     print("\n\n".join(terminal_safe(counters_text(c, lines, f"{puzzle.title}, {run.config.name}:") + "\n  "
                                     + occupancy(run.trace, device).text(device) + ";\n  "
-                                    + memory_bound(c, device).text(device) + ".") for run, c in runs))
+                                    + memory_bound(c, device).text(device) + ";\n  " + roof.line() + ".")
+                        for (run, c), roof in zip(runs, roofs)))
+    # One picture, of the launch that moves the most bytes: tiny configs are all ragged edges.
+    n = max(range(len(runs)), key=lambda i: roofs[i].bytes_moved)
+    print(f"\nThe roofline of {runs[n][0].config.name}:")
+    print(terminal_safe(roofs[n].text()))
     return 0
 
 

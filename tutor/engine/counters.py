@@ -36,6 +36,7 @@ BANKS = 32
 BANK_BYTES = 4
 
 _OPS = {READ: "ld", UNINIT_READ: "ld", WRITE: "st", ATOMIC: "atom"}
+MARK_KINDS = ("uncoalesced", "conflicted", "divergent")  # why a line costs (Counters.mark_kinds), worst first
 
 NOT_MODELLED = ("caches and L2 hit rates, timing and registers are not modelled: the trace holds "
                 "accesses, not the memory system")
@@ -114,6 +115,7 @@ class Counters:
 
     lines: list[LineCounters] = field(default_factory=list)
     notes: list[str] = field(default_factory=lambda: [NOT_MODELLED])
+    threads_per_block: int = 0  # 0: not known (no lane is then called idle)
 
     def total(self, space: str, op: str, what: str) -> int:
         return sum(getattr(c, what) for c in self.lines if c.space == space and c.op == op)
@@ -141,11 +143,52 @@ class Counters:
         return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()], "notes": list(self.notes)}
 
     def summary(self, most: int = 3) -> dict:
-        """What a verdict carries: the kernel's metrics and its costliest lines."""
-        out = {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()[:most] if c.requests]}
+        """What a verdict carries: the kernel's metrics, its costliest lines, every line's marks."""
+        out = {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()[:most] if c.requests],
+               "marks": self.marks()}
         if self.notes[1:]:
             out["notes"] = self.notes[1:]  # what makes this launch's counts approximate
         return out
+
+    def marks(self) -> list[dict]:
+        """What the editor marks beside each costly line: {line, kind, text}, one per line and kind
+        (see mark_kinds), most costly kind first."""
+        found: dict = {}
+        for c in self.lines:
+            if not isinstance(c.line, int):
+                continue
+            what = f"{_SPACE_OP.get((c.space, c.op), c.op)} of {c.array}"
+            for kind in self.mark_kinds(c):
+                text = (f"{c.sectors_per_request:.1f} sectors per request (ideal {c.ideal_sectors / c.requests:.1f})"
+                        if kind == "uncoalesced" else
+                        f"{c.bank_conflicts} bank conflicts over {c.requests} requests" if kind == "conflicted" else
+                        f"{c.lanes_per_request:.1f} of {self._warp_width():g} lanes active per request")
+                found.setdefault((c.line, kind), []).append(f"{what}: {text}")
+        order = sorted(found, key=lambda key: (key[0], MARK_KINDS.index(key[1])))
+        return [{"line": line, "kind": kind, "text": "; ".join(found[line, kind])} for line, kind in order]
+
+    def mark_kinds(self, c: LineCounters) -> list[str]:
+        """Why one line's accesses cost, in MARK_KINDS' order: "uncoalesced" (more sectors than the
+        bytes need), "conflicted" (shared bank conflicts), "divergent" (an eighth or more of the
+        warps' lanes idle on it, on average; a ragged grid's last warp idling a few lanes on a
+        guarded line is not worth a mark). Lanes are judged only in blocks of at least a warp: a
+        block of 8 threads is its warp's 8 lanes, all of them busy."""
+        if not c.requests:
+            return []
+        width = self._warp_width()
+        kinds = []
+        if c.space == GLOBAL and c.sectors > c.ideal_sectors:
+            kinds.append("uncoalesced")
+        if c.bank_conflicts > 0:
+            kinds.append("conflicted")
+        if width and c.lanes_per_request <= width * 7 / 8:
+            kinds.append("divergent")
+        return kinds
+
+    def _warp_width(self) -> float:
+        """The lanes a warp of the block holds, on average (0: a block smaller than a warp, or unknown)."""
+        tpb = self.threads_per_block
+        return tpb / -(-tpb // WARP) if tpb >= WARP else 0
 
 
 def count(trace: Trace, source: str | None = None) -> Counters:
@@ -161,7 +204,8 @@ def count(trace: Trace, source: str | None = None) -> Counters:
         if c is None:
             c = lines[(line, info.space, op, info.name)] = LineCounters(line, info.space, op, info.name)
         _add_request(c, info, accesses)
-    counters = Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)))
+    counters = Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)),
+                        threads_per_block=trace.threads_per_block)
     after = _after_continue(source) if source else set()
     uneven = sorted({c.line for c in counters.lines if c.requests} & after)
     if uneven:

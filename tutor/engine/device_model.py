@@ -2,7 +2,9 @@
 memory, and the memory roofline's lower bound on its time.
 
 Figures are the device's limits (CUDA's occupancy rules for compute capability 9.0) and, for the
-H200, the device-to-device copy bandwidth measured on ours (../shared/device/README.md: 4.3 TB/s).
+H200, the device-to-device copy bandwidth measured on ours (../shared/device/README.md: 4.3 TB/s)
+and the fp32 peak of NVIDIA's H200 datasheet (SXM: 67 TFLOP/s, 132 SMs x 128 lanes x 2 flops of a
+fused multiply-add x 1.98 GHz; roofline.py draws the two as a roofline).
 Registers are not known on the simulator (Numba allocates them
 when it compiles for the card), so occupancy here is an upper bound, and said so. The trace holds
 memory accesses, not arithmetic, so the bound is memory's: bytes over bandwidth.
@@ -25,11 +27,12 @@ class Device:
     shared_per_sm: int          # bytes
     shared_per_block: int       # bytes, the most one block may have
     bandwidth: float            # bytes per second, measured copy
+    fp32_flops: float = 0.0     # FLOP/s, the datasheet's fp32 peak (CUDA cores, not tensor cores)
 
 
 DEVICES = {
     "h200": Device("NVIDIA H200", sms=132, max_blocks_per_sm=32, max_warps_per_sm=64,
-                   shared_per_sm=228 * 1024, shared_per_block=227 * 1024, bandwidth=4.3e12),
+                   shared_per_sm=228 * 1024, shared_per_block=227 * 1024, bandwidth=4.3e12, fp32_flops=67e12),
 }
 
 

@@ -17,7 +17,11 @@ THREAD_KEYS = [
     ("[ and ]", "step back and forward through barrier phases"),
     ("p", "play the phases as an animation"),
     (", and .", "previous and next config of the last run"),
-    ("c", "the config's memory counters (sectors, bank conflicts, costly lines) or the grid again"),
+    ("c", "the config's memory counters (sectors, bank conflicts, costly lines, the roofline) or the grid again"),
+    ("up/down, Enter in the counters", "a line's lanes: which sectors or banks each lane touched; Enter also "
+                                       "puts the editor's cursor on it; PgUp/PgDn scroll to the roofline"),
+    ("◆ ■ ◐ in the gutter", "the config on show's costly lines: uncoalesced, bank conflicts, idle lanes "
+                            "(a mark goes when its line changes)"),
     ("Enter on a failure", "jump to its line in the editor and its thread in the grid"),
     ("ctrl+p", "the command palette: every action by name"),
 ]

@@ -15,14 +15,25 @@ single long line does not leave the file reading `umba`.
 
 from __future__ import annotations
 
+import difflib
+
+from rich.segment import Segment
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
+from textual.geometry import Offset
+from textual.strip import Strip
 from textual.widgets import TextArea
+from textual.widgets.text_area import Document
 
-from ...textsafe import terminal_safe_columns
+from ...textsafe import terminal_safe, terminal_safe_columns
 
 DEDENTERS = ("return", "pass", "break", "continue", "raise")
+# A mark's kind (counters.Counters.marks): its gutter glyph, its word in the legend and its theme
+# colour, most costly first.
+MARKS = {"uncoalesced": ("◆", "uncoalesced", "warning"), "conflicted": ("■", "bank conflicts", "error"),
+         "divergent": ("◐", "idle lanes", "accent")}
+MARK_TEXT = 200  # a mark's words come from the child that counted: at most this many characters
 
 
 def next_indent(line: str, column: int, width: int = 4) -> str:
@@ -38,11 +49,99 @@ def next_indent(line: str, column: int, width: int = 4) -> str:
     return indent
 
 
+def marks_of(summary) -> list[tuple[int, str, str]]:
+    """(line, kind, words) for each mark of a verdict's counters (ConfigResult.counters["marks"]).
+    The summary came from the child that ran the kernel: anything not shaped as ours is skipped."""
+    marks = summary.get("marks") if isinstance(summary, dict) else None
+    out = []
+    for m in marks if isinstance(marks, list) else []:
+        if not isinstance(m, dict):
+            continue
+        line, kind, text = m.get("line"), m.get("kind"), m.get("text")
+        if type(line) is int and line > 0 and kind in MARKS and isinstance(text, str):
+            out.append((line, kind, terminal_safe(text[:MARK_TEXT])))
+    return out
+
+
 class CodeEditor(TextArea):
     BINDINGS = [
         Binding("ctrl+home", "go_to(True)", "top of the file", show=False),
         Binding("ctrl+end", "go_to(False)", "end of the file", show=False),
     ]
+
+    COMPONENT_CLASSES = {f"code-editor--{kind}" for kind in MARKS}
+    DEFAULT_CSS = "\n".join(f"CodeEditor > .code-editor--{kind} {{ color: ${colour}; text-style: bold; }}"
+                            for kind, (_, _, colour) in MARKS.items())
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._ran: list[str] = []            # the lines the marks were counted on
+        self._ran_marks: dict = {}           # their row -> [(kind, words)], most costly first
+        self._mapped_for: list[str] | None = None
+        self._mapped: dict = {}              # the document's row -> [(kind, words)], for _mapped_for
+        self._moved: dict = {}               # a row of the run's code -> its row now, where unchanged
+
+    # -- the last run's marks ---------------------------------------------------------------------
+    def show_marks(self, marks: list[tuple[int, str, str]], source: str) -> None:
+        """Mark the lines of `source` (the code that ran) by their cost; [] clears the marks."""
+        order = list(MARKS)
+        self._ran = list(Document(source).lines)
+        self._ran_marks = {}
+        for line, kind, words in sorted(marks, key=lambda m: (m[0], order.index(m[1]))):
+            if line <= len(self._ran):
+                self._ran_marks.setdefault(line - 1, []).append((kind, words))
+        self._mapped_for = None
+        self.refresh()
+
+    @property
+    def marks(self) -> dict[int, list[tuple[str, str]]]:
+        """The marks as the text stands now: row (0-based) -> [(kind, words)]. A line changed since
+        the run has none; one moved by edits around it keeps its own."""
+        if not self._ran_marks:
+            return {}
+        self._follow()
+        return self._mapped
+
+    def row_now(self, line: int) -> int:
+        """Where line `line` (1-based) of the code that ran stands now (0-based): its own row if it
+        is unchanged, else the same row number."""
+        self._follow()
+        return self._moved.get(line - 1, line - 1)
+
+    def _follow(self) -> None:
+        lines = self.document.lines
+        if self._mapped_for == lines:
+            return
+        self._mapped_for = list(lines)
+        self._mapped, self._moved = {}, {}
+        if self._ran:
+            matcher = difflib.SequenceMatcher(None, self._ran, self._mapped_for, autojunk=False)
+            for old, new, size in matcher.get_matching_blocks():
+                for k in range(size):
+                    self._moved[old + k] = new + k
+                    if old + k in self._ran_marks:
+                        self._mapped[new + k] = self._ran_marks[old + k]
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if not self._ran_marks or not self.show_line_numbers:
+            return strip
+        offset = Offset(0, y + self.scroll_offset.y)
+        if offset.y >= self.wrapped_document.height:
+            return strip
+        row, _ = self.wrapped_document.offset_to_location(offset)
+        if self.wrapped_document.location_to_offset((row, 0)).y != offset.y:
+            return strip  # a soft-wrapped line's continuation: the mark is on its first row
+        found = self.marks.get(row)
+        if not found:
+            return strip
+        kind = found[0][0]
+        at = self.gutter_width - 2  # the gutter's margin, right of the line number
+        segments = list(strip.crop(at, at + 1))
+        base = segments[0].style if segments else None
+        style = self.get_component_rich_style(f"code-editor--{kind}", partial=True)
+        mark = Strip([Segment(MARKS[kind][0], base + style if base else style)], 1)
+        return Strip.join([strip.crop(0, at), mark, strip.crop(at + 1, strip.cell_length)])
 
     def get_line(self, line_index: int) -> Text:
         """Textual's own version also drops BEL, BS, VT, FF and CR, which shifts every highlight after

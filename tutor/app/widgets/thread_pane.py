@@ -5,7 +5,9 @@ opens on the first failing config and lets the learner flip through the others w
 The grid owns the selection and the phase; the pane only listens to its messages and hands the
 same (model, phase, thread) to the memory and detail views, so the three can never disagree.
 Models are built on first view of a config: building one walks the trace once, and a learner may
-never look at most configs.
+never look at most configs. The same holds for the counts of a trace, which the counters view (c)
+draws its lines and roofline from. Whenever the config on show changes, the pane says so
+(CountsShown), so the editor can mark that config's costly lines.
 """
 
 from __future__ import annotations
@@ -14,21 +16,19 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.widgets import Static
 
 from ...engine.gridmodel import STATUS_TITLES, GridModel, build
 from ...engine.trace import fmt_dim
 from .arrays import ArrayView
+from .counters_view import CountersView
 from .grid import ThreadGrid
 from .thread_detail import ThreadDetail
 
 
 EMPTY = ("No run to show yet. Press ctrl+r: each thread of the launch appears here as a cell, with "
          "what it read and wrote, and the memory after each barrier.")
-
-
-class CountersView(Static, can_focus=True):
-    """The shown config's memory counters (the verdict's), in place of the grid while asked for."""
 
 
 class ThreadPane(Vertical):
@@ -76,12 +76,11 @@ class ThreadPane(Vertical):
     ThreadPane.-empty > #thread-pane-body {
         display: none;
     }
-    ThreadPane #thread-pane-counters {
+    ThreadPane CountersView {
         display: none;
         width: 1fr;
-        padding: 0 1;
     }
-    ThreadPane.-counters #thread-pane-counters {
+    ThreadPane.-counters CountersView {
         display: block;
     }
     ThreadPane.-counters ThreadGrid, ThreadPane.-counters #thread-pane-side {
@@ -105,6 +104,17 @@ class ThreadPane(Vertical):
 
     NARROW = 80  # below this width the grid sits above the arrays rather than beside them
 
+    class CountsShown(Message):
+        """The config on show changed: its verdict counters (ConfigResult.counters, or None when
+        no run is shown), the code that ran, and which config of how many it is."""
+
+        def __init__(self, counters, source: str, index: int, total: int):
+            super().__init__()
+            self.counters = counters
+            self.source = source
+            self.index = index
+            self.total = total
+
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None):
         super().__init__(name=name, id=id, classes=classes)
         self.runs: list = []
@@ -113,7 +123,10 @@ class ThreadPane(Vertical):
         self._synced: tuple | None = None
         self._pending: tuple | None = None
         self.counters: list = []  # per config: the verdict's memory counters (ConfigResult.counters)
+        self.flops: list = []     # per config: the puzzle's declared FLOPs (None: not declared)
+        self.source = ""
         self.source_lines: list[str] = []
+        self._counted: dict = {}  # per config: the Counters of its trace (None: no trace kept)
 
     def compose(self) -> ComposeResult:
         yield Static(id="thread-pane-header")
@@ -122,7 +135,7 @@ class ThreadPane(Vertical):
             with Vertical(id="thread-pane-side"):
                 yield ArrayView(id="thread-arrays")
                 yield ThreadDetail(id="thread-detail")
-            yield CountersView(id="thread-pane-counters")
+            yield CountersView(id="thread-pane-lens")
 
     def on_resize(self, event) -> None:
         self.set_class(event.size.width < self.NARROW, "-narrow")
@@ -153,16 +166,21 @@ class ThreadPane(Vertical):
         """The shown config's model (None when no run is shown or the run kept no trace)."""
         return self._model(self.config_index) if self.runs else None
 
-    def show_runs(self, runs: list, counters: list | None = None, source: str = "") -> None:
+    def show_runs(self, runs: list, counters: list | None = None, source: str = "",
+                  flops: list | None = None) -> None:
         """Show a check's runs, opening on the first failing config (else the first). `counters`:
-        the verdict's memory counters per config, in the runs' order; `source`: the code they ran."""
+        the verdict's memory counters per config, in the runs' order; `source`: the code they ran;
+        `flops`: the puzzle's FLOPs per config, for the roofline."""
         if not self.is_mounted:
-            self._pending = (list(runs), counters, source)
+            self._pending = (list(runs), counters, source, flops)
             return
         self.runs = list(runs)
         self.counters = list(counters or [])
+        self.flops = list(flops or [])
+        self.source = source
         self.source_lines = source.splitlines()
         self._models = {}
+        self._counted = {}
         first = next((i for i, r in enumerate(self.runs) if r.failures), 0)
         self.show_config(first)
 
@@ -175,6 +193,9 @@ class ThreadPane(Vertical):
             self.config_index = max(0, min(index, len(self.runs) - 1))
             self.grid.show(self._model(self.config_index))
         self._sync()
+        i = self.config_index
+        self.post_message(self.CountsShown(self.counters[i] if self.runs and i < len(self.counters) else None,
+                                           self.source, i, len(self.runs)))
 
     def select(self, block, thread, config: str | None = None) -> None:
         """Select a thread, e.g. the one a failure names; `config` (a config's name) switches to
@@ -200,7 +221,10 @@ class ThreadPane(Vertical):
         if self.runs:
             self.toggle_class("-counters")
             self._sync()
-            (self.query_one(CountersView) if self.has_class("-counters") else self.grid).focus()
+            if self.has_class("-counters"):
+                self.query_one(CountersView).focus_lines()
+            else:
+                self.grid.focus()
 
     # -- wiring -----------------------------------------------------------------------------------
     # The grid's messages go on bubbling: the app may follow the selection too (e.g. to the editor).
@@ -224,14 +248,24 @@ class ThreadPane(Vertical):
             self._synced = key
             self.arrays.show(model, grid.phase, grid.selected)
             self.detail.show(model, grid.selected, grid.phase)
-        if self.has_class("-counters"):
-            from ...engine.counters import summary_text
-
+        if self.has_class("-counters") and self.runs:
             i = self.config_index
-            summary = self.counters[i] if i < len(self.counters) else None
-            self.query_one(CountersView).update(
-                Text(summary_text(summary, self.source_lines)))
+            trace = getattr(self.runs[i], "trace", None)
+            self.query_one(CountersView).show(self.counters[i] if i < len(self.counters) else None, self.source,
+                                              trace, self._counts(i), self.flops[i] if i < len(self.flops) else None)
         self._header()
+
+    def _counts(self, index: int):
+        """The Counters of config `index`'s trace, counted on first view (None: no trace kept)."""
+        if index not in self._counted:
+            trace = getattr(self.runs[index], "trace", None)
+            if trace is None:
+                self._counted[index] = None
+            else:
+                from ...engine.counters import count
+
+                self._counted[index] = count(trace, self.source)
+        return self._counted[index]
 
     def _header(self) -> None:
         header = self.query_one("#thread-pane-header", Static)
