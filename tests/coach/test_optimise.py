@@ -44,7 +44,7 @@ def test_the_loop_feeds_back_each_failure_keeps_the_best_and_logs_every_round(tm
     assert "static" in provider.calls[2][-1]["content"]
     assert "CORRECT" in provider.calls[3][-1]["content"]
     # the cheat never becomes best; the fast one is; the target stops the loop
-    assert result.best is result.attempts[3] and result.best.score > 1.5 and result.best.score_kind == "traffic"
+    assert result.best is result.attempts[3] and result.best.score > 1.5 and result.best.score_kind == "modelled"
     assert result.stop_reason == "target" and len(result.attempts) == 4
     assert "Fewer passes" in result.best.explanation and "+" in result.diff()
     records = [json.loads(line) for line in log.read_text().splitlines()]
@@ -144,25 +144,34 @@ def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "
     return done, server, start, env
 
 
-def test_one_round_over_real_http_through_the_cli_and_the_floor_ends_the_session(tmp_path):
-    """The expert moves the floor's bytes at the scored shape (every input read once, the output
-    written once): no kernel can score higher, so the two rounds left are not spent."""
-    done, server, start, env = optimise_over_http(tmp_path, [reply(EXPERT, "one atomic per block")] * 3, 3)
+def test_one_round_over_real_http_through_the_cli_scores_the_modelled_time(tmp_path):
+    """The expert reads the floor's bytes at the scored shape (every input read once, the output
+    written once), but in two launches and three rounds of loads: its modelled speedup is the naive
+    kernel's modelled time over its own, and it is not at the model's floor, so the session goes on."""
+    done, server, start, env = optimise_over_http(tmp_path, [reply(EXPERT, "one atomic per block")] * 2, 2)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert out["stop_reason"] == "floor" and len(server.requests) == 1, out["stop_reason"]
-    best = out["best"]
-    assert best["correct"] and best["at_floor"] and 1.9 < best["score"] <= 2.0
-    assert best["timing"]["shape"] == [20011] and best["timing"]["floor_bytes"] == 20011 * 4 + 4
+    assert out["stop_reason"] == "rounds" and len(server.requests) == 2, out["stop_reason"]
+    best, timing = out["best"], out["best"]["timing"]
+    assert best["correct"] and not best["at_floor"] and best["score_kind"] == "modelled"
+    assert best["score"] == pytest.approx(timing["baseline_modelled_us"] / timing["modelled_us"]) and best["score"] > 2
+    assert timing["floor_us"] < timing["modelled_us"] < timing["baseline_modelled_us"]
+    assert timing["shape"] == [20011] and timing["floor_bytes"] == 20011 * 4 + 4
+    assert [k["name"] for k in timing["kernels"]] == ["zero", "block_sums"]
     assert Path(out["saved_to"]).read_text() == EXPERT and start.read_text() == NAIVE
     assert "one atomic per block" in best["explanation"]
     prompt = server.requests[0]["body"]["messages"][1]["content"]
     assert "launch(out, *inputs)" in prompt and "Sum reduction" in prompt
     # the model is told how it is scored and where, with the numbers
     assert "scored shape (20011,)" in prompt and "80,048 bytes" in prompt and "rtol=" in prompt
+    assert "modelled time at (20011,)" in prompt and "It is not a measurement" in prompt
+    assert "rounds of loads" in prompt and "DRAM (303 ns)" in prompt and "a launch (2 us)" in prompt
     assert "seed you never see" in prompt and "cuda.fma" in prompt and "dynamic shared memory" in prompt
+    # and the feedback says what bounds each of its kernels
+    feedback = server.requests[1]["body"]["messages"][1]["content"]
+    assert "modelled speedup (simulator, H200 model)" in feedback and "kernel `block_sums`" in feedback
     replay = run_cli("optimise", "--replay", out["log"], env=env, cwd=ROOT)
-    assert replay.returncode == 0 and "round 1:" in replay.stdout and "traffic" in replay.stdout
+    assert replay.returncode == 0 and "round 1:" in replay.stdout and "(modelled)" in replay.stdout
 
 
 # -- a scripted model's session over loopback HTTP: each round a case today's verifier got wrong --
@@ -217,11 +226,13 @@ def test_over_http_host_maths_on_device_arrays_is_refused_as_on_a_gpu(scripted_s
 
 
 def test_over_http_no_score_is_past_what_the_floor_allows(scripted_session):
-    """The impossible ratio the host maths claimed: now no attempt scores above naive bytes / floor."""
+    """The impossible ratio the host maths claimed: now no attempt scores above the naive kernel's
+    modelled time over the model's floor (one launch, one wait on DRAM)."""
     out, _, _ = scripted_session
-    best_possible = 160_092 / (20011 * 4 + 4)
-    scores = [a["score"] for a in out["attempts"] if a["score"] is not None]
-    assert scores and max(scores) <= best_possible
+    scored = [a for a in out["attempts"] if a["score"] is not None]
+    assert scored
+    for a in scored:
+        assert a["score"] <= a["timing"]["baseline_modelled_us"] / a["timing"]["floor_us"]
 
 
 def test_over_http_a_compile_error_names_the_kernels_line(scripted_session):

@@ -35,7 +35,7 @@ ATTEMPTS = [
     attempt(1, error="the server answered 500", error_kind="server", prompt_tokens=None, completion_tokens=None),
     attempt(2),
     attempt(3, code=FASTER, compiled=True, failures=[{"kind": "wrong_output"}, {"kind": "race"}]),
-    attempt(4, 1, code=FASTER, correct=True, compiled=True, score=1.5, score_kind="traffic"),
+    attempt(4, 1, code=FASTER, correct=True, compiled=True, score=1.5, score_kind="modelled"),
     attempt(4, 2, code=FASTER, correct=True, compiled=True, score=12.0, score_kind="speedup", cost_usd=0.0021,
             flags=["a speedup above 10x is flagged for review"], explanation="Tiles of 256, one atomic per block."),
     attempt(5, code=FASTER, correct=True, compiled=True),

@@ -8,8 +8,8 @@ cancelled. Only verified candidates can become "best"; every attempt is appended
 from which a session can be replayed or resumed.
 
 Scores: on a GPU, the verified speedup over the baseline timed in the same process; on the
-simulator (no timing), the ratio of global memory moved by the baseline to the candidate's, at
-the largest shape, labelled as such.
+simulator, which has no clock, the modelled speedup: the naive kernel's modelled H200 time over the
+candidate's at the task's scored shape (engine/modelled_time.py), labelled as modelled.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..engine.counters import verdict_advice
+from ..engine.modelled_time import floor_seconds
 
 SYSTEM = """You are an expert CUDA performance engineer writing Numba-CUDA (Python, `from numba import cuda`).
 You make a given kernel faster without changing what it computes. Reply with exactly one complete \
@@ -57,8 +58,8 @@ STOP_REASONS = {
     "tokens": "the token budget ran out",
     "money": "the money budget ran out",
     "target": "the best score reached the target",
-    "floor": "the best kernel is at the floor: every input read once, the output written once, so no kernel "
-             "can score higher on this device",
+    "floor": "the best kernel is at the model's floor: one launch and one wait on DRAM (every input read "
+             "once, the output written once), so no kernel can score higher in the model",
     "cancelled": "cancelled",
     "model_error": "the model cannot be called (the same error would repeat)",
 }
@@ -66,7 +67,10 @@ STOP_REASONS = {
 # Model-call failures that the next call would repeat word for word: the loop stops on the first.
 REPEATING_ERRORS = {"no_key", "auth", "bad_model", "no_model", "not_found"}
 
-SCORE_LABEL = {"speedup": "speedup (GPU, verified)", "traffic": "global-memory traffic ratio (simulator)"}
+# "traffic" (naive bytes over the candidate's) was the simulator's score before the model; it is
+# kept so that older session logs replay with their own words.
+SCORE_LABEL = {"speedup": "speedup (GPU, verified)", "modelled": "modelled speedup (simulator, H200 model)",
+               "traffic": "global-memory traffic ratio (simulator)"}
 
 
 @dataclass
@@ -85,10 +89,10 @@ class Judgement:
     compiled: bool
     failures: list
     score: float | None = None       # higher is better; None when not measurable
-    score_kind: str | None = None    # "speedup" or "traffic"
+    score_kind: str | None = None    # "speedup" or "modelled"
     timing: dict | None = None
     flags: list = field(default_factory=list)
-    at_floor: bool = False           # the simulator's score cannot improve: traffic at the floor
+    at_floor: bool = False           # the simulator's score cannot improve: modelled time at the floor
 
 
 @dataclass
@@ -114,7 +118,7 @@ class Attempt:
     error: str | None = None          # the model call failed (no candidate)
     error_kind: str | None = None     # AIError.kind of that failure: no_key, auth, timeout, ...
     at_s: float | None = None         # seconds from the session's start to this verdict
-    at_floor: bool = False            # its traffic is at the task's floor: the score cannot improve
+    at_floor: bool = False            # its modelled time is at the task's floor: the score cannot improve
 
     @property
     def trusted(self) -> bool:
@@ -209,7 +213,7 @@ class TaskTarget:
         self.name = name
         self.backend = backend
         self.timeout = timeout
-        self._baseline_bytes = None
+        self._baseline = None
 
     def describe(self) -> str:
         t = self.task
@@ -259,19 +263,23 @@ class TaskTarget:
         return lines
 
     def score_lines(self) -> list[str]:
-        naive, scored = self.naive_traffic(), self.task.scored_shape()
+        naive, scored = self.naive_record(), self.task.scored_shape()
+        how = model_text()
         if not naive:
-            return ["- Score: the naive kernel's bytes of global memory moved over yours (no timing on the "
-                    "simulator)."]
+            return [f"- Score: the naive kernel's modelled time over yours (no clock on the simulator). {how}"]
         shape = tuple(naive["shape"])
         floor = naive.get("floor") or self.task.floor_bytes(shape)
-        return [f"- Score: bytes of global memory the naive kernel moves at {shape} ({naive['bytes']:,}) over the "
-                f"bytes yours moves there; no timing on the simulator. The floor, every input read once and "
-                f"every output element written once, is {floor:,} bytes: the best possible score is "
-                f"{naive['bytes'] / floor:.2f}x. A candidate that moves fewer bytes than the floor is rejected "
-                "(the answer cannot come from its kernels); one within 1% of it ends the session, since no "
-                "kernel can score higher." + ("" if scored else " (This task has no fixed scored shape: the "
-                                              "largest fixed shape is scored.)")]
+        floor_s = naive.get("floor_s") or floor_seconds(floor)
+        return [f"- Score: the naive kernel's modelled time at {shape} ({_us(naive['modelled_s'])}) over yours "
+                f"there: a modelled speedup on an H200, from the simulator's trace (no clock on the simulator). "
+                f"{how}",
+                f"- The floor: one launch and one wait on DRAM, every input read once and every output element "
+                f"written once ({floor:,} bytes), {_us(floor_s)}: the best possible score is "
+                f"{naive['modelled_s'] / floor_s:.2f}x; a candidate within 1% of it ends the session, since no "
+                f"kernel can score higher in the model. A candidate that moves fewer bytes than the floor is "
+                "rejected (the answer cannot come from its kernels)." + ("" if scored else " (This task has no "
+                                                                          "fixed scored shape: the largest fixed "
+                                                                          "shape is scored.)")]
 
     def baseline_source(self) -> str:
         return self.task.source("naive")
@@ -286,32 +294,68 @@ class TaskTarget:
         if j.correct and self.backend == "gpu" and j.timing:
             j.score, j.score_kind = float(j.timing["speedup"]), "speedup"
         elif j.correct and verdict.global_bytes:
-            mine, base = scored_record(verdict.global_bytes), self.naive_traffic()
-            if mine and base and mine["bytes"] > 0:
-                j.score, j.score_kind = base["bytes"] / mine["bytes"], "traffic"
-                j.timing = {"shape": mine["shape"], "bytes": mine["bytes"], "baseline_bytes": base["bytes"],
-                            "floor_bytes": mine.get("floor")}
+            mine, base = scored_record(verdict.global_bytes), self.naive_record()
+            if mine and base and mine.get("modelled_s") and base.get("modelled_s"):
+                j.score, j.score_kind = base["modelled_s"] / mine["modelled_s"], "modelled"
+                j.timing = {"shape": mine["shape"], "modelled_us": mine["modelled_s"] * 1e6,
+                            "baseline_modelled_us": base["modelled_s"] * 1e6, "floor_us": mine["floor_s"] * 1e6,
+                            "bytes": mine["bytes"], "baseline_bytes": base["bytes"], "floor_bytes": mine.get("floor"),
+                            "kernels": mine.get("modelled") or []}
                 j.at_floor = at_floor(mine)
         return j
 
-    def naive_traffic(self) -> dict | None:
-        """The naive kernel's record at the scored shape, measured once: the scored shape is fixed,
-        so it is the same work every candidate is measured on."""
-        if self._baseline_bytes is None:
+    def naive_record(self) -> dict | None:
+        """The naive kernel's record at the scored shape (its bytes and modelled time), measured
+        once: the scored shape and its inputs are fixed, so it is the same work every candidate is
+        measured on."""
+        if self._baseline is None:
             from .verify import verify
 
             verdict = verify(self.name, self.task.source("naive"), "sim", timeout=self.timeout)
-            self._baseline_bytes = scored_record(verdict.global_bytes) or {}
-        return self._baseline_bytes or None
+            self._baseline = scored_record(verdict.global_bytes) or {}
+        return self._baseline if self._baseline.get("modelled_s") else None
 
 
-FLOOR_MARGIN = 0.01  # within 1% of the floor, fewer bytes is not worth another round
+def model_text(device: str = "h200") -> str:
+    """How the simulator's score is computed, for the model's prompt, with the figures the score
+    uses: a model told less guesses what to improve, and one told what does not count (arithmetic)
+    wastes rounds on it."""
+    from ..engine.device_model import DEVICES
+    from ..engine.modelled_time import TIMINGS
+
+    dev, t = DEVICES[device], TIMINGS[device]
+
+    def ns(cycles):
+        return f"{cycles / t.clock_hz * 1e9:.0f} ns"
+
+    return (
+        f"The modelled time is a model of the {dev.name}, worked out from every warp's memory requests in the "
+        f"trace. It is not a measurement. For each kernel: a launch ({t.launch_s * 1e6:g} us), plus the largest "
+        f"of: (a) latency: the blocks run in waves over {dev.sms} SMs (as many per SM as occupancy allows). A "
+        f"wave lasts as long as its slowest block. A block waits, phase by phase (barriers split phases, "
+        f"{ns(t.barrier_cycles)} each), for its slowest warp's rounds of loads. A round is the set of loads in "
+        f"flight together: every trip of a loop with a constant trip count (unrolled), or up to "
+        f"{t.runtime_unroll} trips of a loop whose trip count is known only at run time. A round costs the "
+        f"deepest level it reaches: DRAM ({ns(t.dram_cycles)}) for a 32-byte sector nothing touched before "
+        f"(L2 starts cold), L2 ({ns(t.l2_cycles)}) for a sector an earlier kernel or wave touched, L1 "
+        f"({ns(t.l1_cycles)}) for one this block loaded in an earlier round, shared memory "
+        f"({ns(t.shared_cycles)}). Each wavefront after the first adds a cycle: one per 128-byte line of a "
+        f"global request, more for bank conflicts. Stores and atomics do not wait for memory, but a store "
+        f"ends the round of loads of its own space (global or shared) before it: it waits for its value, "
+        f"and no later load of that space moves above it. (b) the memory pipe: every "
+        f"wavefront of the busiest SM, one per cycle ({t.clock_hz / 1e9:g} GHz). (c) DRAM: each sector once, "
+        f"at {dev.bandwidth / 1e12:g} TB/s. (d) atomics on one address, one every {t.atomic_cycles:g} cycle(s). "
+        "Arithmetic, instruction issue, registers and cache capacity are not modelled. So these all score "
+        "better: fewer dependent rounds, fewer launches, coalesced requests, no bank conflicts, fewer bytes.")
+
+
+FLOOR_MARGIN = 0.01  # within 1% of the model's floor, a faster kernel is not worth another round
 
 
 def scored_record(records) -> dict | None:
-    """The traffic record the score is taken from: the task's scored shape; failing that (a task
-    without `sim_scored`), the largest fixed shape. Never a drawn shape: it differs between runs,
-    so two candidates' bytes there are not the same work."""
+    """The record the score is taken from: the task's scored shape; failing that (a task without
+    `sim_scored`), the largest fixed shape. Never a drawn shape: it differs between runs, so two
+    candidates' figures there are not the same work."""
     if not records:
         return None
     scored = [r for r in records if r.get("scored")]
@@ -322,8 +366,15 @@ def scored_record(records) -> dict | None:
 
 
 def at_floor(record: dict | None) -> bool:
-    floor = (record or {}).get("floor")
-    return bool(floor) and record["bytes"] <= floor * (1 + FLOOR_MARGIN)
+    """Is the record's modelled time within FLOOR_MARGIN of the model's floor (one launch, one wait
+    on DRAM, the floor's bytes)? Then no candidate can score higher in the model."""
+    floor, mine = (record or {}).get("floor_s"), (record or {}).get("modelled_s")
+    return bool(floor) and bool(mine) and mine <= floor * (1 + FLOOR_MARGIN)
+
+
+def _us(seconds: float) -> str:
+    us = seconds * 1e6
+    return f"{us:.3g} us" if us >= 0.01 or us == 0 else "<0.01 us"
 
 
 def _shapes(shapes) -> str:
@@ -480,7 +531,13 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
     t = attempt.timing or {}
     if "ms" in t:
         text += f" ({t['ms']:.4f} ms vs baseline {t.get('baseline_ms', 0):.4f} ms)"
-    if "bytes" in t:
+    if "modelled_us" in t:
+        text += (f" (modelled {t['modelled_us']:.3g} us at the scored shape {tuple(t.get('shape') or ())}, the "
+                 f"naive kernel {t.get('baseline_modelled_us', 0):.3g} us, the floor {t.get('floor_us', 0):.3g} us; "
+                 f"{t.get('bytes', 0):,} bytes moved, the naive kernel {t.get('baseline_bytes', 0):,})")
+        for k in t.get("kernels") or []:
+            text += f"\n- {kernel_line(k)}"
+    elif "bytes" in t:  # a log from before the model: the traffic score's figures
         text += (f" ({t['bytes']:,} bytes moved at the scored shape {tuple(t.get('shape') or ())}; the naive "
                  f"kernel moves {t.get('baseline_bytes', 0):,}" + (f", the floor is {t['floor_bytes']:,}"
                                                                     if t.get("floor_bytes") else "") + ")")
@@ -489,14 +546,26 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
     for flag in attempt.flags:
         text += f"\n- flagged: {flag}"
     if attempt.at_floor:
-        return text + ("\nThis is the floor: every input read once and the output written once. No kernel can "
-                       "score higher on this device; the session stops here.")
+        return text + ("\nThis is the model's floor: one launch and one wait on DRAM, every input read once and the "
+                       "output written once. No kernel can score higher in the model; the session stops here.")
     if best is not None and best is not attempt and best.score is not None:
         if best.at_floor:
             text += f"\nBest so far: round {best.round}, {best.score:.2f}x, at the floor: it cannot be beaten here."
         else:
             text += f"\nBest so far: round {best.round}, {best.score:.2f}x. Beat it."
     return text
+
+
+def kernel_line(k: dict) -> str:
+    """One kernel of a modelled time, in the words the feedback gives the model: what bounds it
+    and the figures a kernel writer can change."""
+    def us(key):
+        return _us(float(k.get(key, 0)))
+
+    return (f"kernel `{k.get('name', '?')}`: {us('seconds')}, bound by {k.get('bound', '?')} (launch {us('launch_s')}; "
+            f"latency {us('latency_s')}: {k.get('rounds', 0)} dependent rounds of loads and {k.get('barriers', 0)} "
+            f"barrier(s) on the slowest block, {k.get('waves', 0)} wave(s); memory pipe {us('pipe_s')}; DRAM "
+            f"{int(k.get('dram_bytes', 0)):,} bytes, {us('dram_s')}; same-address atomics {us('atomic_s')})")
 
 
 def failure_lines(failures: list, groups: int = 5) -> list[str]:
@@ -545,8 +614,8 @@ def save_new(path: Path, text: str) -> Path:
 
 def device_text(backend: str) -> str:
     if backend != "gpu":
-        return ("gpu-tutor's CPU simulator: it traces every thread's accesses and counts the bytes of global "
-                "memory each launch moves; it has no clock, so nothing is timed.")
+        return ("gpu-tutor's CPU simulator: it traces every thread's accesses and counts the memory requests "
+                "each launch makes; it has no clock, so nothing is timed.")
     import subprocess
 
     try:

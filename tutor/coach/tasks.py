@@ -63,8 +63,9 @@ class Task:
         return [_draw_shape(self.name, names, rule, rng) for rule in self.data.get("sim_random", [])]
 
     def scored_shape(self) -> tuple | None:
-        """Where the simulator's traffic score is taken (`sim_scored`): one fixed shape, so the
-        baseline and every candidate are measured on the same work. None when the task has none."""
+        """Where the simulator's score, the modelled time, is taken (`sim_scored`): one fixed shape,
+        so the baseline and every candidate are measured on the same work. None when the task has
+        none."""
         s = self.data.get("sim_scored")
         if s is None:
             return None

@@ -4,20 +4,24 @@ First a static screen of the source (nothing runs). Then one sandboxed child per
 engine/sandbox.py and verify_child.py) runs it; this process is the judge. It draws the inputs
 from a seed the child never sees, computes the reference, and compares: outputs poisoned with NaN
 before every run, inputs checked for writes, a repeat run checked for the same answer, and the
-child's records checked for plausibility (it launched something, and moved at least the bytes its
-output holds). The answer is the engine's Verdict, printed by the same text view as `check`.
+child's records checked for plausibility (it launched something, moved at least the bytes its
+output holds, and at the scored shape claims no less modelled time than those bytes allow). The
+answer is the engine's Verdict, printed by the same text view as `check`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import re
 import threading
 import time
 import zlib
 
 import numpy as np
 
+from ..engine.modelled_time import floor_seconds, least_seconds
 from ..engine.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
 from ..engine.verdict import KINDS, ConfigResult, Failure, Verdict
 
@@ -160,8 +164,12 @@ class _Judge:
         expected = np.asarray(self.reference.reference(*[x.astype(np.float64) for x in inputs]))
         out_shape = tuple(self.inputs_mod.output_shape(shape))
         names = [spec["name"] for spec in self.task.data.get("inputs", [])]
+        # The modelled time is the optimiser's score: taken where the score is (the scored shape, or
+        # the fixed shapes of a task that has none), never on a drawn shape, which nothing scores.
+        model = self.backend == "sim" and (role == "scored" or (role == "fixed" and not self.task.scored_shape()))
         try:
-            records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": repeat}, inputs)
+            records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": repeat,
+                                        "model": model}, inputs)
         except ChildFailed as e:
             return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
         failures = [_failure(i, where) for i in records["issues"]]
@@ -176,9 +184,20 @@ class _Judge:
         judged = self.compare(inputs, after, got, again, expected, where, records.get("writes", {}), names)
         # the floor only judges an answer that is right (a wrong one moves less for being wrong)
         failures += self.plausible(records, floor if not judged else 0, where) + judged
+        modelled = _modelled(records.get("modelled")) if model else None
+        if model and not judged:
+            failures += self.plausible_time(records.get("modelled"), modelled, floor, where)
+        fault = records.get("modelled") if model else None
+        if isinstance(fault, dict) and isinstance(fault.get("error"), str):
+            verdict.notes.append(f"no modelled time at {where}, so no score: the model failed "
+                                 f"({fault['error'][:200]})")
         if isinstance(records.get("moved"), int):
-            verdict.global_bytes.append({"shape": list(shape), "bytes": int(records["moved"]), "floor": floor,
-                                         "scored": role == "scored", "drawn": role == "drawn"})
+            record = {"shape": list(shape), "bytes": int(records["moved"]), "floor": floor,
+                      "scored": role == "scored", "drawn": role == "drawn"}
+            if modelled is not None:
+                record.update(modelled_s=modelled["seconds"], floor_s=floor_seconds(floor),
+                              modelled=modelled["kernels"])
+            verdict.global_bytes.append(record)
         verdict.configs[-1].passed = not failures
         return failures
 
@@ -199,6 +218,20 @@ class _Judge:
                 f"kernel moves ({where}: every input read once, the output written once); the answer cannot "
                 "have been computed by these kernels" if isinstance(moved, int) else
                 f"the records of what ran are malformed ({where})"))]
+        return []
+
+    def plausible_time(self, claimed, modelled, floor, where) -> list[Failure]:
+        """The modelled time is a claim too. One below a launch plus the floor's bytes at bandwidth
+        is not the model's. The model's own fault, which the child reports as such, only costs the
+        candidate its score."""
+        if isinstance(claimed, dict) and "error" in claimed and "seconds" not in claimed:
+            return []
+        least = least_seconds(floor)
+        if modelled is None or modelled["seconds"] < least:
+            return [Failure(kind="implausible", config=where, message=(
+                f"the records claim a modelled time of {modelled['seconds'] * 1e6:.3g} us, less than one launch "
+                f"and the {floor:,} bytes any correct kernel moves at the device's bandwidth ({least * 1e6:.3g} us, "
+                f"{where})" if modelled is not None else f"the records of the modelled time are malformed ({where})"))]
         return []
 
     def compare(self, inputs, after, got, again, expected, where, writes=None, names=()) -> list[Failure]:
@@ -298,6 +331,38 @@ class _Judge:
     def close(self, got, expected) -> bool:
         return got.shape == np.shape(expected) and bool(np.isfinite(got).all()) and \
             bool(np.allclose(got, expected, rtol=self.rtol, atol=self.atol))
+
+
+_KERNEL_TERMS = ("seconds", "launch_s", "blocks_s", "latency_s", "pipe_s", "dram_s", "atomic_s")
+_KERNEL_COUNTS = ("dram_bytes", "rounds", "barriers", "waves", "blocks_per_sm")
+_BOUNDS = ("launch", "latency", "memory pipe", "DRAM bandwidth", "atomics")
+
+
+def _modelled(claimed) -> dict | None:
+    """The child's modelled time, kept only where every figure has the type and range a figure has
+    (the child is not trusted): {"seconds", "kernels": [...]}; None otherwise."""
+    def number(v, whole=False):
+        ok = isinstance(v, int) if whole else isinstance(v, (int, float))
+        return ok and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+
+    if not isinstance(claimed, dict) or not number(claimed.get("seconds")):
+        return None
+    kernels = claimed.get("kernels")
+    if not isinstance(kernels, list) or not 0 < len(kernels) <= 256:
+        return None
+    kept = []
+    for k in kernels:
+        if not isinstance(k, dict) or not all(number(k.get(f)) for f in _KERNEL_TERMS) \
+                or not all(number(k.get(f), whole=True) for f in _KERNEL_COUNTS):
+            return None
+        entry = {f: float(k[f]) for f in _KERNEL_TERMS} | {f: int(k[f]) for f in _KERNEL_COUNTS}
+        entry["name"] = re.sub(r"[^A-Za-z0-9_]", "", str(k.get("name", "")))[:40] or "kernel"
+        entry["bound"] = k.get("bound") if k.get("bound") in _BOUNDS else "latency"
+        kept.append(entry)
+    total = sum(k["seconds"] for k in kept)
+    if not math.isclose(total, float(claimed["seconds"]), rel_tol=1e-6, abs_tol=1e-12):
+        return None
+    return {"seconds": total, "kernels": kept}
 
 
 def _failure(d: dict, where: str | None = None) -> Failure:

@@ -33,7 +33,8 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
     if op == "load":
         return load(backend, state, request["source"])
     if op == "run":
-        return run(backend, state, arrays, tuple(request["out_shape"]), int(request.get("repeat", 2)))
+        return run(backend, state, arrays, tuple(request["out_shape"]), int(request.get("repeat", 2)),
+                   model=bool(request.get("model")))
     if op == "time":
         return time_on_gpu(state, request, arrays)
     raise ValueError(f"unknown request {op!r}")
@@ -68,11 +69,12 @@ def load(backend: str, state: dict, source: str) -> dict:
     return {"failures": []}
 
 
-def run(backend: str, state: dict, inputs: list, out_shape: tuple, repeat: int):
+def run(backend: str, state: dict, inputs: list, out_shape: tuple, repeat: int, model: bool = False):
     """Run launch(out, *inputs) `repeat` times on NaN-poisoned outputs. Answers with the records and
-    the arrays [output of each run..., the inputs as the runs left them]."""
+    the arrays [output of each run..., the inputs as the runs left them]. With `model` (the scored
+    shape, on the simulator) the records carry the first run's modelled H200 time too."""
     if backend == "sim":
-        return _run_sim(state, inputs, out_shape, repeat)
+        return _run_sim(state, inputs, out_shape, repeat, model)
     cuda, launch = state["cuda"], state["launch"]
     d_inputs = [cuda.to_device(x) for x in inputs]
     outs = []
@@ -84,20 +86,20 @@ def run(backend: str, state: dict, inputs: list, out_shape: tuple, repeat: int):
     return {"issues": [], "launches": None, "moved": None}, outs + [d.copy_to_host() for d in d_inputs]
 
 
-def _run_sim(state, inputs, out_shape, repeat):
+def _run_sim(state, inputs, out_shape, repeat, model=False):
     # A large shape's trace is millions of small tuples: with the cyclic collector on, each of the
     # many collections its judging triggers would walk all of them (a third of the time at attention's
     # drawn shape). Nothing here makes cycles worth collecting; refcounting frees the traces.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run_sim_uncollected(state, inputs, out_shape, repeat)
+        return _run_sim_uncollected(state, inputs, out_shape, repeat, model)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _run_sim_uncollected(state, inputs, out_shape, repeat):
+def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
     from ..engine.compile import compile_launches
     from ..engine.devicearray import DeviceArray
     from ..engine.sim import records
@@ -116,7 +118,7 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat):
         if failures:  # not one line of a kernel the compiler refuses ever runs
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
-    outs, issues, moved, launched, writes = [], [], 0, 0, {}
+    outs, issues, moved, launched, writes, modelled = [], [], 0, 0, {}, None
     for n in range(repeat):
         out = np.full(out_shape, np.nan, dtype=np.float32)
         with records(cuda, trace_local=False) as done:  # no one reads these traces thread by thread
@@ -129,8 +131,24 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat):
             moved, found, writes = _judge_traces(done.traces, [k[0] for k in done.launches])
             launched = len(done.launches)
             issues += found
-    return ({"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes},
-            outs + list(inputs))
+            if model:
+                modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"])
+    answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes}
+    if model:
+        answer["modelled"] = modelled
+    return answer, outs + list(inputs)
+
+
+def _modelled(traces, kernels, source) -> dict:
+    """The launch's modelled H200 time (engine/modelled_time.py), where the bytes are counted: the
+    optimiser's score on the simulator. A fault of the model is reported, not raised: it costs the
+    candidate its score, never its verdict."""
+    from ..engine.modelled_time import modelled_time
+
+    try:
+        return modelled_time([t for t, _ in traces], source, "h200", names=list(kernels)).to_json()
+    except Exception as e:  # noqa: BLE001 (the model's own fault, said in the answer)
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
 
 
 _WHERE = ("line", "block", "thread", "array", "index", "other_thread")
