@@ -196,7 +196,7 @@ def _summary(rows) -> dict:
 
 
 def _print(args, rows, s) -> None:
-    kind = "speedup (GPU)" if args.backend == "gpu" else "traffic ratio (sim)"
+    kind = "speedup (GPU)" if args.backend == "gpu" else "modelled speedup (sim)"
     print(f"model {args.model} on {args.backend}; budget {args.rounds} rounds / {args.minutes:g} min per task")
     print(f"{'task':<19} {'attempts':>8} {'compiled':>8} {'correct':>7} {'best ' + kind:>22} {'rounds→ok':>9} "
           f"{'min→ok':>7} {'tokens':>8} {'cost $':>8} {'stop':>10}")

@@ -79,7 +79,7 @@ def _row(what: str, config: str, counters) -> dict:
     return {"puzzle": what, "config": config, **{k: m[v] for k, v in METRICS.items()},
             "atom_req": counters.total(GLOBAL, "atom", "requests"),
             "lanes": m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"],
-            "uneven": len(counters.notes) > 1}  # lanes ran a line unevenly: requests may be a lower bound
+            "uneven": len(counters.notes) > 1}  # a line after a `continue`: requests may be a lower bound
 
 
 def ours_tasks(tasks) -> list[dict]:
@@ -216,8 +216,9 @@ def main() -> int:
         cells.append(f"{r['lanes']}" + (f" / ncu {r['ncu_lanes']}" if args.ncu else ""))
         print("| " + " | ".join(cells) + " |")
     if any(r.get("uneven") for r in rows):
-        print("\n(uneven): a warp's lanes ran some line different numbers of times; where a lane skips loop "
-              "iterations the GPU issues more requests than the trace's grouping counts (sectors stay the same)")
+        print("\n(uneven): some line follows a `continue`; where a warp's lanes skip different iterations the "
+              "GPU issues one request per iteration any lane is in, more than the trace's grouping counts "
+              "(sectors stay the same)")
     if args.ncu:
         print(f"\n{exact} of {total} counters equal to ncu's ({exact / total:.0%}); lanes: ncu counts every "
               "instruction, the trace only memory instructions (shown, not compared)")

@@ -284,3 +284,28 @@ def test_profile_line_shows_which_lanes_touched_which_banks(tmp_path, catalog):
     kernel.write_text(catalog.get("matmul_tiled").reference)
     out = run_cli("profile", "matmul_tiled", kernel, "--line", "46").stdout
     assert "shared load of a_tile" in out and "2 wavefront(s)" in out and "2 different words" in out
+
+
+def test_profile_of_a_coaching_task_counts_each_kernel_at_the_scored_shape_with_its_modelled_time(tmp_path):
+    naive = run_cli("profile", "reduce_sum", "kernels/reduce_sum/naive.py", "--json")
+    assert naive.returncode == 0, naive.stderr
+    out = json.loads(naive.stdout)
+    assert out["passed"] and len(out["kernels"]) == 2 and out["modelled_s"] > 0
+    adds = out["kernels"][1]["metrics"]
+    assert adds["atomics"] == 20011 and adds["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] == 626
+    expert = json.loads(run_cli("profile", "reduce_sum", "kernels/reduce_sum/expert.py", "--json").stdout)
+    assert expert["modelled_s"] < out["modelled_s"]
+    text = run_cli("profile", "reduce_sum", "kernels/reduce_sum/naive.py").stdout
+    assert "launch 2 (add_all) at shape (20011,)" in text and "modelled H200 time" in text
+    assert "not a measurement" in text
+
+
+def test_a_childs_forged_counters_are_dropped_not_shown():
+    from tutor.coach.verify import _counted
+
+    good = {"lines": [{"line": 3, "space": "global", "op": "ld", "array": "x", "requests": 1, "sectors": 4,
+                       "ideal_sectors": 4, "wavefronts": 0, "lanes": 32, "same_address": 0}], "notes": []}
+    assert _counted([good])[0]["metrics"]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 4
+    for bad in ({**good, "lines": [{**good["lines"][0], "sectors": "4; rm -rf"}]}, {"lines": "no"}, 7):
+        assert _counted([bad]) is None
+    assert _counted("nope") is None and _counted([good] * 65) is None

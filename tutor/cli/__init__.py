@@ -82,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("profile", help="Nsight Compute's memory counters for each config, from the simulator's "
                                        "trace: sectors per request, bank conflicts, active lanes, by line")
-    _run_options(p, backends=("sim",))
+    _run_options(p, backends=("sim",), puzzle_help="the puzzle id (see `gpu-tutor list`), or a coaching task "
+                                                   "under kernels/ (e.g. softmax): the file is then a module "
+                                                   "with launch(), profiled kernel by kernel at the scored shape")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.add_argument("--device", choices=("h200",), default="h200",
                    help="the GPU whose limits and bandwidth model occupancy and the time's lower bound")
@@ -164,8 +166,8 @@ def _ai_options(p, default=argparse.SUPPRESS):
                    help="no network, except to a local --api-base; litellm is not even imported")
 
 
-def _run_options(p, backends=BACKENDS):
-    p.add_argument("puzzle", help="the puzzle id (see `gpu-tutor list`)")
+def _run_options(p, backends=BACKENDS, puzzle_help="the puzzle id (see `gpu-tutor list`)"):
+    p.add_argument("puzzle", help=puzzle_help)
     p.add_argument("file", help="your kernel file")
     p.add_argument("--backend", choices=backends, default=None,
                    help="sim (our tracing simulator), gpu (a CUDA GPU), numba-sim (Numba's simulator); "

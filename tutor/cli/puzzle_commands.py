@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from ..engine.gpulock import waiting_text
 from ..engine.runner import Runner, default_backend
@@ -149,6 +150,10 @@ def cmd_check(args) -> int:
 
 def cmd_profile(args) -> int:
     """Nsight Compute's memory counters for each config, from the simulator's trace."""
+    from ..coach.tasks import _task_names, kernels_dir
+
+    if args.puzzle in _task_names(kernels_dir()):
+        return _profile_task(args)
     puzzle, source, filename = read_inputs(args)
     with Runner("sim", timeout=args.timeout) as runner:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
@@ -193,6 +198,48 @@ def cmd_profile(args) -> int:
     n = max(range(len(runs)), key=lambda i: roofs[i].bytes_moved)
     print(f"\nThe roofline of {runs[n][0].config.name}:")
     print(terminal_safe(roofs[n].text()))
+    return 0
+
+
+def _profile_task(args) -> int:
+    """A coaching task's candidate (a module with launch()), verified on the simulator in the
+    verifier's sandboxed child; its counters kernel by kernel at the scored shape, and the modelled
+    time the optimiser scores with."""
+    from ..coach.verify import verify
+    from ..engine.counters import Counters, counters_text
+    from ..engine.textview import verdict_text
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file}")
+    source = path.read_text(encoding="utf-8")
+    verdict = verify(args.puzzle, source, "sim")
+    record = next((r for r in verdict.global_bytes if r.get("counters")), None)
+    if args.json:
+        print(json.dumps({"task": args.puzzle, "passed": verdict.passed, "shape": record and record["shape"],
+                          "kernels": record["counters"] if record else [],
+                          "modelled": record.get("modelled") if record else None,
+                          "modelled_s": record.get("modelled_s") if record else None}))
+        return 0 if record else 1
+    if record is None:
+        print(verdict_text(verdict))
+        print("\nNo counters: the candidate did not run at the scored shape (see above).")
+        return 1
+    if not verdict.passed:
+        print("This candidate does not pass the verifier: these are the counters of what it did.\n")
+    lines = source.splitlines()
+    shape = tuple(record["shape"])
+    names = [k.get("name", f"kernel {n + 1}") if isinstance(k, dict) else f"kernel {n + 1}"
+             for n, k in enumerate(record.get("modelled") or [])]
+    for n, c in enumerate(record["counters"]):
+        name = names[n] if n < len(names) else f"kernel {n + 1}"
+        print(terminal_safe(counters_text(Counters.from_json(c), lines, f"{args.puzzle}, launch {n + 1} "
+                                          f"({name}) at shape {shape}:")))
+        print()
+    if record.get("modelled_s") is not None:
+        print(f"modelled H200 time of launch() at shape {shape}: {record['modelled_s'] * 1e6:.3g} us, the floor "
+              f"{record['floor_s'] * 1e6:.3g} us (a model from the trace, not a measurement: the optimiser's "
+              "score on the simulator is the naive kernel's modelled time over this one)")
     return 0
 
 

@@ -197,6 +197,9 @@ class _Judge:
             if modelled is not None:
                 record.update(modelled_s=modelled["seconds"], floor_s=floor_seconds(floor),
                               modelled=modelled["kernels"])
+            counted = _counted(records.get("counters")) if model else None
+            if counted:
+                record["counters"] = counted  # the child's word, for the profile's table: never scored
             verdict.global_bytes.append(record)
         verdict.configs[-1].passed = not failures
         return failures
@@ -363,6 +366,18 @@ def _modelled(claimed) -> dict | None:
     if not math.isclose(total, float(claimed["seconds"]), rel_tol=1e-6, abs_tol=1e-12):
         return None
     return {"seconds": total, "kernels": kept}
+
+
+def _counted(claimed) -> list | None:
+    """The child's per-kernel counters, kept only in the shape Counters.from_json reads."""
+    from ..engine.counters import Counters
+
+    if not isinstance(claimed, list) or len(claimed) > 64:
+        return None
+    try:
+        return [Counters.from_json(c).to_json() for c in claimed]
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return None
 
 
 def _failure(d: dict, where: str | None = None) -> Failure:

@@ -118,7 +118,7 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
         if failures:  # not one line of a kernel the compiler refuses ever runs
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
-    outs, issues, moved, launched, writes, modelled = [], [], 0, 0, {}, None
+    outs, issues, moved, launched, writes, modelled, counted = [], [], 0, 0, {}, None, []
     for n in range(repeat):
         out = np.full(out_shape, np.nan, dtype=np.float32)
         with records(cuda, trace_local=False) as done:  # no one reads these traces thread by thread
@@ -133,9 +133,11 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
             issues += found
             if model:
                 modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"])
+                counted = _counted(done.traces, state["source"])
     answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes}
     if model:
         answer["modelled"] = modelled
+        answer["counters"] = counted
     return answer, outs + list(inputs)
 
 
@@ -149,6 +151,16 @@ def _modelled(traces, kernels, source) -> dict:
         return modelled_time([t for t, _ in traces], source, "h200", names=list(kernels)).to_json()
     except Exception as e:  # noqa: BLE001 (the model's own fault, said in the answer)
         return {"error": f"{type(e).__name__}: {e}"[:300]}
+
+
+def _counted(traces, source) -> list:
+    """Each kernel's counters at the scored shape, for `gpu-tutor profile TASK`: shown, never scored."""
+    from ..engine.counters import count
+
+    try:
+        return [count(t, source).to_json() for t, _ in traces]
+    except Exception:  # noqa: BLE001 (a fault here costs the profile, never the verdict)
+        return []
 
 
 _WHERE = ("line", "block", "thread", "array", "index", "other_thread")

@@ -140,7 +140,22 @@ class Counters:
                                                  c.line or 0))
 
     def to_json(self) -> dict:
-        return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()], "notes": list(self.notes)}
+        return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()], "notes": list(self.notes),
+                "threads_per_block": self.threads_per_block}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Counters":
+        """Back from to_json, every field checked for its type: a child's answer is not trusted."""
+        whole = ("requests", "sectors", "ideal_sectors", "wavefronts", "lanes", "same_address")
+        lines = []
+        for c in d["lines"][:512]:
+            if not (c["line"] is None or type(c["line"]) is int) or any(type(c[k]) is not int for k in whole):
+                raise ValueError("a line's counters are not whole numbers")
+            lines.append(LineCounters(c["line"], str(c["space"])[:16], str(c["op"])[:8], str(c["array"])[:64],
+                                      **{k: c[k] for k in whole}))
+        notes = [str(n)[:400] for n in d.get("notes", [])[:8]]
+        tpb = d.get("threads_per_block", 0)
+        return cls(lines, notes or [NOT_MODELLED], threads_per_block=tpb if type(tpb) is int else 0)
 
     def summary(self, most: int = 3) -> dict:
         """What a verdict carries: the kernel's metrics, its costliest lines, every line's marks."""

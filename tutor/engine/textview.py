@@ -57,8 +57,12 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
 
 def _measures(verdict: Verdict) -> list[str]:
     """What a coaching task's verification measured: bytes moved, GPU timing, flags for review."""
-    lines = [f"  global memory moved for shape {tuple(b['shape'])}: {b['bytes']:,} bytes"
-             for b in verdict.global_bytes]
+    lines = []
+    for b in verdict.global_bytes:
+        lines.append(f"  global memory moved for shape {tuple(b['shape'])}: {b['bytes']:,} bytes")
+        if isinstance(b.get("modelled_s"), float):
+            lines.append(f"  modelled H200 time at that shape: {b['modelled_s'] * 1e6:.3g} us (a model from the "
+                         "trace, not a measurement)")
     t = verdict.timing
     if t:
         lines.append(f"  timing at shape {tuple(t['shape'])}: {t['ms']:.4f} ms against the naive "
