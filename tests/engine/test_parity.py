@@ -7,8 +7,8 @@ from tutor.engine.runner import Runner
 from tutor.puzzles import load_catalog
 
 # Numba's own simulator has no warp shuffles; test_numba_sim_lacks_shuffles proves that is why.
-NEEDS_SHUFFLES = {"warp_reduce"}
 PUZZLES = [p.id for p in load_catalog().ordered()]
+NEEDS_SHUFFLES = {p.id for p in load_catalog().ordered() if "shfl_" in p.reference or "cuda.laneid" in p.reference}
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,9 @@ def test_reference_outputs_match_numbas_simulator(runners, catalog, pid):
         np.testing.assert_allclose(ra.got, rb.got, rtol=tol, atol=tol)
 
 
-def test_numba_sim_lacks_shuffles(runners, catalog):
+@pytest.mark.parametrize("pid", sorted(NEEDS_SHUFFLES))
+def test_numba_sim_lacks_shuffles(runners, catalog, pid):
     _, numbas = runners
-    verdict = numbas.check("warp_reduce", catalog.get("warp_reduce").reference, "ref.py", seed=1).verdict
+    verdict = numbas.check(pid, catalog.get(pid).reference, "ref.py", seed=1).verdict
     assert not verdict.passed
+    assert any("shfl" in f.message or "laneid" in f.message for f in verdict.failures), verdict.failures
