@@ -24,7 +24,7 @@ def test_the_app_runs_a_kernel_on_the_gpu_and_says_so(tmp_path, catalog):
                 await pilot.pause(0.1)
             verdict = app.last_result.verdict
             assert verdict.passed and verdict.backend == "gpu"
-            assert all(c.kernel_ms for c in verdict.configs)
+            assert any(c.kernel_ms for c in verdict.configs)  # the largest config, timed in the GPU's turn
             assert app.store.progress("dot").solved
             # the grid is the simulator's run of the same inputs; the GPU's outcome and time beside it
             assert app.last_result.runs[0].trace is not None

@@ -37,11 +37,15 @@ def warm_up(backend: str) -> None:
         pass  # reported properly by the first real request
 
 
+# the file prepare_numba loaded and compiled, for the check in the GPU's turn that follows it
+_PREPARED: dict = {}
+
+
 def handle(backend: str, request: dict, catalogs: dict):
     op = request["op"]
     if op == "ping":
         return "pong"
-    if op in ("check", "compile"):
+    if op in ("check", "compile", "prepare"):
         from ..puzzles import load_catalog
 
         root = request.get("content")
@@ -60,15 +64,28 @@ def handle(backend: str, request: dict, catalogs: dict):
                 kind="unsupported", message="Model-written code is checked on our simulator or a GPU, never "
                                             "on Numba's simulator (it would run the kernel as plain Python).")]))
         configs = request["configs"]  # (config, inputs): the answers stay with the runner
+        if backend == "sim" and op == "prepare":
+            raise ValueError("the simulator takes no GPU turn: nothing to prepare")
         if backend == "sim":
             from .check import run_sim
 
             return run_sim(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
                            timeout=request["timeout"], compile=request.get("compile", True),
                            compile_first=request.get("untrusted", False))
-        from .gpu import run_numba
+        from .gpu import TIMING_RUNS, prepare_numba, run_numba
 
-        return run_numba(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"))
+        key = (request["puzzle"], request["source"], request["filename"])
+        if op == "prepare":  # outside the GPU's turn: load, compile, size up
+            answer, namespace = prepare_numba(puzzle, request["source"], request["filename"], configs,
+                                              request.get("gpu_memory_mb"))
+            _PREPARED.clear()  # one file at a time: the next check's edit replaces it
+            if namespace is not None:
+                _PREPARED[key] = namespace
+            return answer
+        timed = request.get("timed")
+        return run_numba(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
+                         timing_runs=int(request.get("timing_runs", TIMING_RUNS)), namespace=_PREPARED.get(key),
+                         timed=None if timed is None else [int(n) for n in timed])
     raise ValueError(f"unknown request {op!r}")
 
 

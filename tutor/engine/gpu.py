@@ -10,6 +10,7 @@ numba-sim backend.
 
 from __future__ import annotations
 
+import math
 import os
 import secrets
 import time
@@ -65,10 +66,95 @@ def check_numba(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, see
     return judge(puzzle, result, planned, keep_traces=False)
 
 
+def largest(configs: list) -> int:
+    """The config worth timing: the most threads, then the largest output. Small configs time the
+    launch, not the kernel, and a room's GPU has better things to do than time them."""
+    def size(n):
+        config = configs[n][0]
+        return (math.prod(config.blocks) * math.prod(config.threads), math.prod(config.shapes.get("out", (0,))), n)
+
+    return max(range(len(configs)), key=size) if configs else 0
+
+
+GPU_MEMORY_ENV = "GPU_TUTOR_GPU_MEMORY_MB"
+DEFAULT_GPU_MEMORY_MB = 2048
+RESIDENT_THREADS = 132 * 2048  # an H200's SMs times their threads: local memory is reserved for these
+
+
+def gpu_memory_cap_mb() -> int:
+    """The GPU memory one learner's check may claim (arrays and the kernel's local memory)."""
+    try:
+        return max(16, int(os.environ.get(GPU_MEMORY_ENV, DEFAULT_GPU_MEMORY_MB)))
+    except ValueError:
+        return DEFAULT_GPU_MEMORY_MB
+
+
+def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
+                  memory_mb: int | None = None) -> tuple[CheckResult, dict | None]:
+    """Load the file and compile its kernel for every config's argument types, before the GPU is
+    taken: Numba's compile of new code takes about a second of CPU, which a room's queue should
+    not wait on. Then what the launches would claim of GPU memory (their arrays, and the local
+    memory the driver reserves per resident thread: a learner's `cuda.local.array` is theirs to
+    size) against the learner's cap, so one learner cannot starve the room's GPU.
+    (the result, with any failure; the namespace to run, or None.)"""
+    backend = numba_backend()
+    verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False)
+    result = CheckResult(verdict)
+    try:
+        namespace = load_for_numba(source, filename, puzzle.signature)
+    except LoadError as e:
+        verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
+        return result, None
+    if backend != "gpu":
+        return result, namespace  # Numba's simulator compiles nothing
+    import numba
+
+    kernel = namespace["kernel"]
+    done = set()
+    for config, inputs in configs:
+        args = [fresh_output(config)] + list(inputs.values())
+        signature = tuple(numba.typeof(a) for a in args)
+        if signature not in done:
+            done.add(signature)
+            try:
+                kernel.compile(signature)
+            except Exception as e:
+                failure = _launch_failure(e, filename, source, config.name)
+                if failure.kind == "compile_error":
+                    verdict.failures.append(failure)
+                    return result, None
+                break  # not the compiler's word: the launch in the turn will say what it is
+        over = _over_cap(kernel, signature, config, args, memory_mb or gpu_memory_cap_mb())
+        if over:
+            verdict.failures.append(Failure(kind="runtime_error", config=config.name, message=over))
+            return result, None
+    return result, namespace
+
+
+def _over_cap(kernel, signature, config, args, cap_mb: int) -> str | None:
+    arrays = sum(int(a.nbytes) for a in args if isinstance(a, np.ndarray))
+    try:
+        local = int(kernel.get_local_mem_per_thread(signature))
+    except Exception:  # noqa: BLE001 (an older numba-cuda: arrays alone are judged)
+        local = 0
+    threads = min(math.prod(config.blocks) * math.prod(config.threads), RESIDENT_THREADS)
+    claimed = 2 * arrays + local * threads  # each array on the device, and its timing copy
+    if claimed <= cap_mb * 2**20:
+        return None
+    what = (f"its kernel's local arrays take {local:,} bytes per thread, {local * threads / 2**20:,.0f} MB for "
+            f"{threads:,} threads" if local * threads > arrays else f"its arrays take {2 * arrays / 2**20:,.0f} MB")
+    return (f"This launch would claim {claimed / 2**20:,.0f} MB of GPU memory ({what}); each learner may use "
+            f"{cap_mb:,} MB of the shared GPU ({GPU_MEMORY_ENV}). Make the local arrays smaller: a thread "
+            "needs only what it keeps at once.")
+
+
 def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: int | None = None,
-              timing_runs: int = TIMING_RUNS) -> CheckResult:
+              timing_runs: int = TIMING_RUNS, namespace: dict | None = None,
+              timed: list[int] | None = None) -> CheckResult:
     """Every (config, inputs) on the GPU (or Numba's simulator): what the kernel wrote and, on a GPU,
-    its time; `check.judge` compares the outputs with the answers this process never sees."""
+    its time; `check.judge` compares the outputs with the answers this process never sees.
+    `namespace`: the file as prepare_numba loaded and compiled it. `timed`: which configs to time
+    (None: every one)."""
     backend = numba_backend()
     cuda = import_cuda()
     description = device_description()
@@ -76,32 +162,33 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
     verdict.device = description.split(" (compute capability")[0]
     verdict.notes.append(f"ran on {description}")
     result = CheckResult(verdict)
-    try:
-        namespace = load_for_numba(source, filename, puzzle.signature)
-    except LoadError as e:
-        verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
-        return result
+    if namespace is None:
+        try:
+            namespace = load_for_numba(source, filename, puzzle.signature)
+        except LoadError as e:
+            verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
+            return result
     kernel = namespace["kernel"]
     late = 0  # timed runs whose enqueue outlasted the hold: their time includes the host's work
-    for config, inputs in configs:
+    for n, (config, inputs) in enumerate(configs):
         args = [fresh_output(config)] + [v.copy() if isinstance(v, np.ndarray) else v for v in inputs.values()]
         started = time.perf_counter()
         failures: list[Failure] = []
-        kernel_ms, timed = None, None
+        kernel_ms, timed_out = None, None
         try:
             dargs = [cuda.to_device(a) if isinstance(a, np.ndarray) else a for a in args]
             launch = kernel[tuple(config.blocks), tuple(config.threads)]
             launch(*dargs)
             cuda.synchronize()
             got = dargs[0].copy_to_host()
-            if backend == "gpu" and timing_runs:
-                kernel_ms, timed, timing = _time(cuda, launch, dargs, args[0], timing_runs)
+            if backend == "gpu" and timing_runs and (timed is None or n in timed):
+                kernel_ms, timed_out, timing = _time(cuda, launch, dargs, args[0], timing_runs)
                 late += timing["enqueue_outlasted_hold"]
         except Exception as e:
             got = None
             failures.append(_launch_failure(e, filename, source, config.name))
         result.runs.append(ConfigRun(config, inputs, None, got, None, failures, time.perf_counter() - started,
-                                     timed=timed))
+                                     timed=timed_out))
         verdict.failures += failures
         verdict.configs.append(_config_result(config, not failures, kernel_ms))
         if any(f.kind == "compile_error" for f in failures):

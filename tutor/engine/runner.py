@@ -28,6 +28,7 @@ BACKENDS = ("sim", "gpu", "numba-sim")
 DEFAULT_TIMEOUT = 10.0
 DEFAULT_MEMORY_MB = 4096
 COLD_START_GRACE = 60.0  # numba's import and first compile, on a slow machine
+BUSY_TIMING_RUNS = 5    # timed runs while others wait for the GPU (gpu.TIMING_RUNS when none do)
 GRACE = 5.0
 
 
@@ -56,6 +57,8 @@ class Runner:
         self._catalog = None
         self._lock = threading.Lock()
         self._cancelled = False
+        # the last GPU check's turn: {prepare_s, waited_s, held_s, turn, others_waiting, timing_runs}
+        self.last_turn: dict | None = None
         if gpu_queue is None:
             gpu_queue = shared_queue() if backend == "gpu" else False
         self.gpu_queue = gpu_queue or None
@@ -214,14 +217,46 @@ class Runner:
         return answer
 
     def _ask_in_turn(self, request, on_wait):
-        if self.gpu_queue is None:
+        """A GPU check holds the room's GPU only while its kernels run: the child loads and compiles
+        the file (and sizes up its memory) before the turn, the parent judges after it. In the turn
+        only the largest config is timed, and with fewer runs while others wait."""
+        import time
+
+        from .gpu import TIMING_RUNS, gpu_memory_cap_mb, largest
+
+        if self.gpu_queue is None or request.get("op") != "check":
             return self._ask(request)
+        started = time.monotonic()
+        self.last_turn = None
+        prepared = self._ask({**request, "op": "prepare", "gpu_memory_mb": gpu_memory_cap_mb()})
+        ready = time.monotonic()
+        self.last_turn = {"prepare_s": ready - started, "waited_s": 0.0, "held_s": 0.0, "turn": False}
+        if isinstance(prepared, Verdict) or not hasattr(prepared, "verdict") or prepared.verdict.failures:
+            if hasattr(prepared, "verdict"):
+                prepared.verdict.seed = request.get("seed")
+            return prepared  # it never needed the GPU: a compile error waits for no one
         try:
             with self.gpu_queue.turn(on_wait=on_wait, cancelled=lambda: self._cancelled):
-                return self._ask(request)
+                got = time.monotonic()
+                others = self.gpu_queue.waiting()
+                runs = TIMING_RUNS if not others else BUSY_TIMING_RUNS
+                configs = request["configs"]
+                timed = [largest(configs)]
+                answer = self._ask({**request, "timing_runs": runs, "timed": timed})
+                held = time.monotonic() - got
         except QueueCancelled:
             return _verdict(request, self.backend, Failure(kind="runtime_error",
                                                            message="The run was cancelled by a newer one."))
+        self.last_turn = {"prepare_s": ready - started, "waited_s": got - ready, "held_s": held, "turn": True,
+                          "others_waiting": others, "timing_runs": runs}
+        if hasattr(answer, "verdict") and self.backend == "gpu":
+            name = configs[timed[0]][0].name
+            said = f"timed only the largest config ({name}), {runs} runs"
+            if others:
+                said += (f", not {TIMING_RUNS}: {others} other learner(s) were waiting for the GPU, so its "
+                         "median is rougher")
+            answer.verdict.notes.append(said)
+        return answer
 
     def _ask(self, request):
         from .sandbox import ChildDied, ChildFailed, ChildTimeout
