@@ -9,7 +9,7 @@ import time
 import pytest
 
 from tutor.engine.gpulock import GpuQueue
-from tutor.engine.runner import Runner
+from tutor.engine.runner import Runner, RunnerError
 
 HOLD_S = 2.0
 
@@ -60,3 +60,21 @@ def test_the_file_is_loaded_before_the_turn_and_the_turn_is_only_the_run(queue, 
     turn = runner.last_turn
     assert turn["turn"] and turn["waited_s"] >= HOLD_S * 0.5
     assert turn["held_s"] < turn["waited_s"]
+
+
+def test_a_machine_without_a_gpu_says_so_before_queueing(queue, catalog):
+    from tutor.engine.compile import nvvm_missing
+
+    import numba.cuda
+
+    if numba.cuda.is_available() or nvvm_missing():
+        pytest.skip("this machine has a GPU (or no NVVM): the no-GPU answer is not what it gives")
+    taken = threading.Event()
+    threading.Thread(target=hold, args=(queue, 30.0, taken), daemon=True).start()
+    assert taken.wait(10)
+    waits = []
+    with Runner("gpu", gpu_queue=queue, with_simulator=False) as runner:
+        started = time.monotonic()
+        with pytest.raises(RunnerError, match="no CUDA GPU"):
+            runner.check("map", catalog.get("map").reference, "map.py", seed=1, on_wait=waits.append)
+    assert not waits and time.monotonic() - started < 25

@@ -8,19 +8,23 @@ import sys
 import threading
 import time
 from pathlib import Path
+from queue import Empty, Queue
 
 import pytest
 
-from tutor.engine.gpulock import GpuQueue, QueueCancelled, waiting_text
-from tutor.engine.runner import Runner, RunnerError
+from tutor.engine import gpulock
+from tutor.engine.gpulock import GpuQueue, QueueCancelled, shared_queue, turns_from_env, waiting_text
+from tutor.engine.runner import Runner
 
 ROOT = Path(__file__).resolve().parents[2]
 
 # A learner's process: takes its turn, says so, and holds it until told to let go (a line on stdin).
+# It counts the turns given after the folder, or one.
 HOLDER = """
 import sys
 from tutor.engine.gpulock import GpuQueue
-with GpuQueue(sys.argv[1], poll_s=0.02).turn(on_wait=lambda n: print("WAITING", n, flush=True)):
+turns = {"turns": int(sys.argv[2])} if len(sys.argv) > 2 else {}
+with GpuQueue(sys.argv[1], poll_s=0.02, **turns).turn(on_wait=lambda n: print("WAITING", n, flush=True)):
     print("HELD", flush=True)
     sys.stdin.readline()
 print("RELEASED", flush=True)
@@ -30,15 +34,22 @@ print("RELEASED", flush=True)
 class Learner:
     """Another process in the queue, driven line by line."""
 
-    def __init__(self, folder):
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], stdin=subprocess.PIPE,
+    def __init__(self, folder, turns=None):
+        counts = [] if turns is None else [str(turns)]
+        self.proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder), *counts], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        # Lines arrive through a thread, so that a line that never comes fails the test, not hangs it.
+        self.lines = Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
 
     def expect(self, word, timeout=20):
         line = ""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except Empty:
+                break
             if line.startswith(word):
                 return line
         raise AssertionError(f"expected {word!r}, last line {line!r}")
@@ -160,13 +171,14 @@ def test_the_simulator_never_queues_but_a_gpu_check_waits_its_turn(tmp_path, mon
         assert sim.check("map", catalog.get("map").reference, seed=1).verdict.passed
 
     told, outcome = [], {}
+    # Numba's simulator stands in for a GPU here: the same runner path takes the same turn, and a
+    # warm child keeps its start (numba's import, slow on a loaded machine) out of the wait.
+    device = Runner("numba-sim", gpu_queue=GpuQueue(tmp_path), with_simulator=False)
+    device.wait_ready()
 
     def gpu_check():
-        try:
-            with Runner("gpu") as gpu:
-                outcome["result"] = gpu.check("map", catalog.get("map").reference, seed=1, on_wait=told.append)
-        except RunnerError as e:  # no GPU on this machine: the child says so once it is our turn
-            outcome["error"] = str(e)
+        with device:
+            outcome["result"] = device.check("map", catalog.get("map").reference, seed=1, on_wait=told.append)
 
     thread = threading.Thread(target=gpu_check, daemon=True)
     thread.start()
@@ -175,7 +187,7 @@ def test_the_simulator_never_queues_but_a_gpu_check_waits_its_turn(tmp_path, mon
     assert not outcome
     holder.release()
     thread.join(120)
-    assert outcome, "the GPU check never ran after the holder let go"
+    assert outcome and outcome["result"].verdict.passed, "the GPU check never ran after the holder let go"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the queue needs fcntl")
@@ -204,3 +216,141 @@ def test_a_gpu_verification_waits_its_turn_too(tmp_path, monkeypatch):
     holder.release()
     thread.join(180)
     assert "r" in outcome  # it ran once the GPU was free (here, with no GPU, to a verdict that says so)
+
+
+# -- several turns at once ----------------------------------------------------------------------------
+def test_with_two_turns_two_learners_hold_the_gpu_at_once_and_a_third_waits_one_ahead(tmp_path):
+    first, second = Learner(tmp_path, turns=2), Learner(tmp_path, turns=2)
+    first.expect("HELD")
+    second.expect("HELD")  # the second did not wait for the first
+    queue = GpuQueue(tmp_path, turns=2, poll_s=0.02)
+    assert queue.holders() == 2 and queue.held()
+    assert sorted(p.name for p in tmp_path.glob("gpu.lock*")) == ["gpu.lock", "gpu.lock.1"]
+    us = Us(queue)
+    wait_until(lambda: us.told == [1])  # one of the two must end before our run starts
+    time.sleep(0.3)
+    assert not us.got_turn.is_set()
+    second.release()
+    assert us.got_turn.wait(10)
+    assert us.told == [1] and queue.holders() == 2
+    us.release.set()
+    us.thread.join(10)
+    first.release()
+    assert queue.holders() == 0 and not queue.held() and queue.waiting() == 0
+
+
+def test_with_two_turns_waiters_are_served_in_ticket_order(tmp_path):
+    holders = [Learner(tmp_path, turns=2) for _ in range(2)]
+    for holder in holders:
+        holder.expect("HELD")
+    waiters = []
+    for ahead in (1, 2, 3):  # each takes its ticket once the one before it has
+        waiters.append(Us(GpuQueue(tmp_path, turns=2, poll_s=0.02)))
+        wait_until(lambda: waiters[-1].told[-1:] == [ahead])
+    first, second, third = waiters
+
+    holders[0].release()  # one turn frees up: the oldest waiter's, however eager the others are
+    assert first.got_turn.wait(10)
+    wait_until(lambda: second.told[-1:] == [1] and third.told[-1:] == [2])
+    time.sleep(0.3)
+    assert not second.got_turn.is_set() and not third.got_turn.is_set()
+
+    first.release.set()
+    assert second.got_turn.wait(10)
+    wait_until(lambda: third.told[-1:] == [1])
+    time.sleep(0.3)
+    assert not third.got_turn.is_set()
+
+    holders[1].release()
+    assert third.got_turn.wait(10)
+    for waiter in waiters:
+        waiter.release.set()
+        waiter.thread.join(10)
+    assert not list(tmp_path.glob("*.ticket"))
+
+
+def test_with_two_turns_a_killed_holder_frees_its_turn(tmp_path):
+    killed, kept = Learner(tmp_path, turns=2), Learner(tmp_path, turns=2)
+    killed.expect("HELD")
+    kept.expect("HELD")
+    queue = GpuQueue(tmp_path, turns=2, poll_s=0.02)
+    us = Us(queue)
+    wait_until(lambda: us.told == [1])
+    killed.kill()  # no release: the kernel drops its lock
+    assert us.got_turn.wait(10)
+    assert queue.holders() == 2  # ours and the one still running
+    us.release.set()
+    us.thread.join(10)
+    kept.release()
+
+
+def test_the_count_ahead_is_the_turns_that_must_end_before_ours(tmp_path):
+    holders = [Learner(tmp_path, turns=3) for _ in range(3)]
+    for holder in holders:
+        holder.expect("HELD")
+    waiter = Learner(tmp_path, turns=3)
+    waiter.expect("WAITING 1")
+    us = Us(GpuQueue(tmp_path, turns=3, poll_s=0.02))
+    wait_until(lambda: us.told[-1:] == [2])  # the waiter's turn, then ours: two must end
+    holders[0].release()
+    waiter.expect("HELD")
+    wait_until(lambda: us.told[-1:] == [1])
+    holders[1].release()
+    assert us.got_turn.wait(10)
+    us.release.set()
+    us.thread.join(10)
+    for learner in (holders[2], waiter):
+        learner.release()
+
+
+def test_processes_that_count_different_turns_never_put_more_than_the_most_on_the_gpu(tmp_path):
+    two = Learner(tmp_path, turns=2)
+    two.expect("HELD")  # turns go from the last lock file down: gpu.lock is left for a one-turn process
+    one = Learner(tmp_path)
+    one.expect("HELD")
+    us = Us(GpuQueue(tmp_path, turns=2, poll_s=0.02))
+    wait_until(lambda: us.told == [1])
+    assert GpuQueue(tmp_path, turns=2).holders() == 2 and GpuQueue(tmp_path).holders() == 1
+    one.release()
+    assert us.got_turn.wait(10)
+    us.release.set()
+    us.thread.join(10)
+    two.release()
+
+
+def test_one_turn_uses_only_the_lock_file_it_always_had(tmp_path):
+    with GpuQueue(tmp_path).turn():
+        assert [p.name for p in tmp_path.iterdir()] == ["gpu.lock"]
+    assert GpuQueue(tmp_path).turns == 1
+
+
+@pytest.mark.parametrize("turns", [0, 17, -1, 2.0, True, "2"])
+def test_a_queue_refuses_turns_it_cannot_count(tmp_path, turns):
+    with pytest.raises(ValueError, match="turns must be a whole number from 1 to 16"):
+        GpuQueue(tmp_path, turns=turns)
+
+
+def test_the_turns_come_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
+    monkeypatch.delenv("GPU_TUTOR_GPU_TURNS", raising=False)
+    assert shared_queue().turns == 1 and shared_queue().notice is None
+    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", " 4 ")
+    assert shared_queue().turns == 4 and Runner("gpu").gpu_queue.turns == 4
+    assert shared_queue(turns=2).turns == 2  # a caller that knows better
+    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", "16")
+    assert shared_queue().turns == 16
+
+
+@pytest.mark.parametrize("raw", ["0", "17", "-1", "two", "2.5", "1_0", "２", "99999"])
+def test_a_bad_turns_variable_means_one_turn_and_says_why(tmp_path, monkeypatch, capsys, raw):
+    monkeypatch.setattr(gpulock, "_said", set())
+    monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
+    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", raw)
+    queue = shared_queue()
+    assert queue.turns == 1
+    assert queue.notice == (f"GPU_TUTOR_GPU_TURNS={raw!r} is not a whole number from 1 to 16; GPU runs take one "
+                            "turn at a time (set it the same for every learner, e.g. GPU_TUTOR_GPU_TURNS=2)")
+    assert turns_from_env({"GPU_TUTOR_GPU_TURNS": raw}) == (1, queue.notice)
+    shared_queue()
+    said = capsys.readouterr().err  # once per process, not once per run, and safe for any terminal
+    assert said == "gpu-tutor: " + queue.notice.encode("ascii", "backslashreplace").decode() + "\n"

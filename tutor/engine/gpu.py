@@ -98,6 +98,8 @@ def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
     size) against the learner's cap, so one learner cannot starve the room's GPU.
     (the result, with any failure; the namespace to run, or None.)"""
     backend = numba_backend()
+    if backend == "gpu":
+        device_description()  # no GPU here: said now, not after waiting for the room's turn
     verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False)
     result = CheckResult(verdict)
     try:

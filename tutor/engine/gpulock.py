@@ -5,15 +5,30 @@ child. If they all compiled and launched at once, every run would crawl and a fe
 GPU memory. So a GPU run first takes its turn through a lock file in a folder every learner can
 write (`GPU_TUTOR_GPU_QUEUE`, by default `gpu-tutor-gpu-queue` in the system's temporary folder):
 
-    QUEUE/gpu.lock                    flock'd exclusively by the one process whose run is on the GPU
+    QUEUE/gpu.lock                    flock'd exclusively by a process whose run is on the GPU
+    QUEUE/gpu.lock.1 ... gpu.lock.N   the further turns, where the GPU has room for N+1 runs at once
     QUEUE/<time>-<pid>-<tag>.ticket   one per process waiting, flock'd by its owner while it waits
 
-The lock itself is `fcntl.flock`, which the kernel releases when its holder exits or is killed, so
-a crashed learner never wedges the queue. The tickets give the order (their names sort by the time
-they were taken) and the count shown to a waiting learner, "waiting for GPU (n ahead)": the holder
-plus the live tickets before ours. A ticket whose owner died is no longer locked; whoever notices
-removes it. A ticket is locked before it gets its visible name, so no one mistakes a new ticket for
-a dead one.
+A big GPU and small kernels leave room for several runs at once, so a queue has `turns` lock files,
+each a turn (`GPU_TUTOR_GPU_TURNS`, 1 to 16, default 1; a workshop file's `gpu_turns` sets it). With
+one turn there is only `gpu.lock`, as before turns could be more, so older processes share the queue.
+
+The locks are `fcntl.flock`, which the kernel releases when a holder exits or is killed, so a
+crashed learner never wedges the queue. The tickets give the order (their names sort by the time
+they were taken): a waiter takes a free turn only while fewer live tickets are ahead of it than
+there are free turns, so a turn that frees up goes to the oldest waiter and nobody jumps the queue.
+A waiting learner sees "waiting for GPU (n ahead)", n being how many turns must end before theirs
+begins: each waiter ahead and the learner need a turn, so of the turns held now, ahead + held + 1 -
+turns must end first (with one turn: the holder plus the waiters ahead). A ticket whose owner died
+is no longer locked; whoever notices removes it. A ticket is locked before it gets its visible name,
+so no one mistakes a new ticket for a dead one.
+
+Every learner's process must count the same turns: set the variable the same for every session, or
+let the workshop file set it. Processes that disagree still never put more runs on the GPU than the
+largest count among them (each run holds one of the first that many lock files), but the order is
+fair only among equals: a process counting more turns may start before one counting fewer that came
+first, which waits for its own few lock files only. Turns are taken from the last file down, so
+`gpu.lock`, the one file a one-turn process knows, is the last one taken.
 
 Keep the folder on a local disk (flock over NFS is not to be trusted). Where `fcntl` does not exist
 (Windows) or the variable says `off`, runs do not queue. The simulator never queues: it runs on the
@@ -24,13 +39,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 QUEUE_ENV = "GPU_TUTOR_GPU_QUEUE"
+TURNS_ENV = "GPU_TUTOR_GPU_TURNS"
+MAX_TURNS = 16
 LOCK_NAME = "gpu.lock"
 TICKET_SUFFIX = ".ticket"
 POLL_S = 0.1
@@ -41,49 +60,65 @@ class QueueCancelled(Exception):
 
 
 class GpuQueue:
-    """A first-come-first-served turn on the GPU, shared by every process that names `folder`."""
+    """First-come-first-served turns on the GPU, `turns` at once, shared by every process that names
+    `folder` (and counts the same turns)."""
 
-    def __init__(self, folder: str | Path, *, poll_s: float = POLL_S) -> None:
+    def __init__(self, folder: str | Path, *, turns: int = 1, poll_s: float = POLL_S) -> None:
+        if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS:
+            raise ValueError(f"turns must be a whole number from 1 to {MAX_TURNS}, not {turns!r}")
         self.folder = Path(folder)
+        self.turns = turns
         self.poll_s = poll_s
+        self.notice: str | None = None  # why the turns are not what the environment asked for
 
     @contextlib.contextmanager
     def turn(self, on_wait: Callable[[int], object] | None = None,
              cancelled: Callable[[], bool] | None = None) -> Iterator[None]:
-        """Hold the GPU for the body of the `with`. While others are ahead, `on_wait(n)` is called
-        each time the number ahead changes; raises QueueCancelled as soon as `cancelled()` is true."""
+        """Hold a turn on the GPU for the body of the `with`. While others are ahead, `on_wait(n)` is
+        called each time the number ahead changes; raises QueueCancelled as soon as `cancelled()` is true."""
         import fcntl
 
         self._prepare_folder()
-        lock_fd = _open_shared(self.folder / LOCK_NAME)
+        lock_fds: list[int] = []
         try:
-            self._wait_for_turn(lock_fd, on_wait, cancelled)
+            for slot in range(self.turns):
+                lock_fds.append(_open_shared(self.folder / lock_name(slot)))
+            slot = self._wait_for_turn(lock_fds, on_wait, cancelled)
             try:
                 yield
             finally:
-                fcntl.flock(lock_fd, fcntl.LOCK_UN)
+                fcntl.flock(lock_fds[slot], fcntl.LOCK_UN)
         finally:
-            os.close(lock_fd)
+            for fd in lock_fds:
+                os.close(fd)
 
     def waiting(self) -> int:
-        """How many processes are waiting now (live tickets), not counting the holder."""
+        """How many processes are waiting now (live tickets), not counting the holders."""
         return len(self._live_tickets())
 
-    def held(self) -> bool:
-        """Whether some process holds the GPU now."""
+    def holders(self) -> int:
+        """How many of this queue's turns are held now."""
         import fcntl
 
-        path = self.folder / LOCK_NAME
-        if not path.exists():
-            return False
-        fd = _open_shared(path)
-        try:
-            return _is_locked(fd, fcntl)
-        finally:
-            os.close(fd)
+        held = 0
+        for slot in range(self.turns):
+            path = self.folder / lock_name(slot)
+            if not path.exists():  # never taken: asking must not create it
+                continue
+            fd = _open_shared(path)
+            try:
+                held += _is_locked(fd, fcntl)
+            finally:
+                os.close(fd)
+        return held
+
+    def held(self) -> bool:
+        """Whether some process holds a turn now (kept from when there was one turn)."""
+        return self.holders() > 0
 
     # -- the waiting ------------------------------------------------------------------------------
-    def _wait_for_turn(self, lock_fd: int, on_wait, cancelled) -> None:
+    def _wait_for_turn(self, lock_fds: list[int], on_wait, cancelled) -> int:
+        """The slot we now hold, once fewer live tickets are ahead of ours than turns are free."""
         import fcntl
 
         ticket_fd, ticket = self._take_ticket()
@@ -92,16 +127,22 @@ class GpuQueue:
             while True:
                 if cancelled is not None and cancelled():
                     raise QueueCancelled()
-                ahead = [t for t in self._live_tickets() if t < ticket]
+                # Tickets before locks: a ticket goes only once its owner holds a turn, so one that
+                # goes between the two looks both ahead and holding, never neither.
+                ahead = sum(t < ticket for t in self._live_tickets())
                 if not ahead:
-                    try:
-                        fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                        return
-                    except BlockingIOError:
-                        holder = 1
+                    slot = _take_free(lock_fds, range(len(lock_fds)), fcntl)
+                    if slot is not None:
+                        return slot
+                    held = self.turns  # all taken (or being looked at by a waiter that very moment)
                 else:
-                    holder = 1 if _is_locked(lock_fd, fcntl) else 0
-                n = len(ahead) + holder
+                    free = [s for s, fd in enumerate(lock_fds) if not _is_locked(fd, fcntl)]
+                    if ahead < len(free):  # room for everyone ahead of us, and for us
+                        slot = _take_free(lock_fds, free[-1:], fcntl)
+                        if slot is not None:
+                            return slot
+                    held = self.turns - len(free)
+                n = ahead + held - self.turns + 1
                 if n != shown and n > 0 and on_wait is not None:
                     on_wait(n)
                 shown = n
@@ -164,8 +205,9 @@ class GpuQueue:
                 os.chmod(self.folder, 0o1777)
 
 
-def shared_queue() -> GpuQueue | None:
-    """The queue every gpu-tutor process on this machine shares (None: runs do not queue)."""
+def shared_queue(turns: int | None = None) -> GpuQueue | None:
+    """The queue every gpu-tutor process on this machine shares (None: runs do not queue), with
+    `turns` turns, or as many as GPU_TUTOR_GPU_TURNS says."""
     try:
         import fcntl  # noqa: F401
     except ImportError:
@@ -173,11 +215,65 @@ def shared_queue() -> GpuQueue | None:
     named = os.environ.get(QUEUE_ENV, "").strip()
     if named.lower() in ("off", "none", "0"):
         return None
-    return GpuQueue(Path(named).expanduser() if named else Path(tempfile.gettempdir()) / "gpu-tutor-gpu-queue")
+    notice = None
+    if turns is None:
+        turns, notice = turns_from_env()
+    queue = GpuQueue(Path(named).expanduser() if named else Path(tempfile.gettempdir()) / "gpu-tutor-gpu-queue",
+                     turns=turns)
+    queue.notice = notice
+    if notice is not None:
+        _say_once(notice)
+    return queue
+
+
+def turns_from_env(environ=None) -> tuple[int, str | None]:
+    """How many turns GPU_TUTOR_GPU_TURNS asks for, and a notice when it asks for something else than
+    a whole number from 1 to 16. A bad value means one turn rather than an error: the variable is read
+    when a learner's app first runs on the GPU, where an error would close their app mid-session, and
+    one turn is the side that never puts more runs on the GPU than the room agreed."""
+    raw = (os.environ if environ is None else environ).get(TURNS_ENV, "").strip()
+    if not raw:
+        return 1, None
+    if re.fullmatch(r"[0-9]{1,3}", raw) and 1 <= int(raw) <= MAX_TURNS:
+        return int(raw), None
+    return 1, turns_notice(raw)
+
+
+def turns_notice(raw: str) -> str:
+    return (f"{TURNS_ENV}={raw!r} is not a whole number from 1 to {MAX_TURNS}; GPU runs take one turn at a "
+            f"time (set it the same for every learner, e.g. {TURNS_ENV}=2)")
 
 
 def waiting_text(ahead: int) -> str:
     return f"waiting for GPU ({ahead} ahead)"
+
+
+def lock_name(slot: int) -> str:
+    """The lock file of turn `slot`: the first keeps the name it had when there was one turn."""
+    return LOCK_NAME if slot == 0 else f"{LOCK_NAME}.{slot}"
+
+
+_said: set[str] = set()
+
+
+def _say_once(notice: str) -> None:
+    """On stderr once per process: the CLI shows it, and the app (which owns the terminal) keeps the
+    notice on the queue for whoever asks (`gpu-tutor workshop check` prints it)."""
+    if notice not in _said:
+        _said.add(notice)
+        with contextlib.suppress(OSError, ValueError):
+            print(f"gpu-tutor: {notice.encode('ascii', 'backslashreplace').decode()}", file=sys.stderr)
+
+
+def _take_free(lock_fds: list[int], slots, fcntl) -> int | None:
+    """Take the last of `slots` that is free (turns go from the last file down), or None."""
+    for slot in reversed(slots):
+        try:
+            fcntl.flock(lock_fds[slot], fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return slot
+        except BlockingIOError:
+            continue
+    return None
 
 
 def _open_shared(path: Path) -> int:

@@ -58,7 +58,8 @@ def active_workshop(args) -> Workshop | None:
 
 def home_workshop(args) -> Workshop | None:
     """The workshop the app opens with, checked against the other options before the app opens. It
-    also names the GPU queue folder for this process and the runners it starts."""
+    also names the GPU queue folder and its turns for this process and the runners it starts (the
+    environment, where it names them, wins, as the facilitator may set it for every session)."""
     workshop = active_workshop(args)
     if workshop is None:
         return None
@@ -69,10 +70,12 @@ def home_workshop(args) -> Workshop | None:
     if args.app_puzzle and args.app_puzzle not in workshop.puzzles:
         raise WorkshopError(f"{workshop.path}: --puzzle {args.app_puzzle} is not in this workshop; "
                             f"allowed: {', '.join(workshop.puzzles)}")
-    if workshop.gpu_queue:
-        from ..engine.gpulock import QUEUE_ENV
+    from ..engine.gpulock import QUEUE_ENV, TURNS_ENV
 
+    if workshop.gpu_queue:
         os.environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
+    if workshop.gpu_turns is not None:
+        os.environ.setdefault(TURNS_ENV, str(workshop.gpu_turns))
     return workshop
 
 
@@ -107,9 +110,24 @@ def cmd_workshop_check(args) -> int:
     if workshop.gpu_queue:
         say(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
     else:
-        queue = shared_queue()
+        queue = shared_queue(turns=1)  # only its folder here; the turns have their own line
         say(f"GPU queue: {queue.folder if queue else 'off'}")
+    say(f"GPU turns: {_turns_text(workshop)}")
     return 0
+
+
+def _turns_text(workshop: Workshop) -> str:
+    """What every learner's process will count, decided as home_workshop does: the environment first."""
+    from ..engine.gpulock import TURNS_ENV, turns_from_env
+
+    named = os.environ.get(TURNS_ENV, "").strip()
+    turns, notice = turns_from_env() if named else (workshop.gpu_turns or 1, None)
+    text = "one run at a time" if turns == 1 else f"up to {turns} runs at once"
+    if notice:
+        return f"{text} ({notice})"
+    if named and workshop.gpu_turns is not None and workshop.gpu_turns != turns:
+        return f"{text} ({TURNS_ENV}={named} in this environment wins over gpu_turns = {workshop.gpu_turns})"
+    return text
 
 
 def cmd_export(args) -> int:

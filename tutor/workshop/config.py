@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..ai.config import AISettings, ConfigError, is_local_url
+from ..engine.gpulock import MAX_TURNS
 from ..puzzles import Catalog, Track
 from ..textsafe import has_unsafe
 from ..tomlfile import TomlFileError, read_toml
@@ -57,6 +58,10 @@ ask_name = true
 # able to write to it; keep it on a local disk). Default: gpu-tutor-gpu-queue in the temporary folder.
 # gpu_queue = "/tmp/gpu-tutor-gpu-queue"
 
+# How many GPU runs may be on the GPU at once (1 to 16; default 1, one at a time). Raise it on a big
+# GPU when the puzzles' kernels are small: each run's GPU memory is bounded by its configs' arrays.
+# gpu_turns = 2
+
 # Only with hints = "ai": a model server on this machine or the local network (an IP address or
 # localhost, never a host name: that would need DNS). Keys are never kept here.
 # [ai]
@@ -67,7 +72,7 @@ ask_name = true
 """
 
 _TOP_KEYS = {"title": str, "puzzles": list, "solutions": str, "hints": str, "backend": str,
-             "ask_name": bool, "gpu_queue": str, "ai": dict}
+             "ask_name": bool, "gpu_queue": str, "gpu_turns": int, "ai": dict}
 _AI_KEYS = {"model": str, "api_base": str, "full_code_hints": bool, "timeout": (int, float), "max_tokens": int}
 _REQUIRED = ("title", "puzzles")
 
@@ -86,6 +91,7 @@ class Workshop:
     backend: str = "auto"
     ask_name: bool = False
     gpu_queue: str | None = None
+    gpu_turns: int | None = None
     ai: dict = field(default_factory=dict)
 
     def restrict(self, catalog: Catalog) -> Catalog:
@@ -178,8 +184,12 @@ def workshop_from_dict(raw: dict, path: Path, catalog: Catalog) -> Workshop:
     gpu_queue = raw.get("gpu_queue")
     if gpu_queue is not None and not gpu_queue.strip():
         raise fail("gpu_queue", "must be a folder path (or leave the key out for the default)")
+    gpu_turns = raw.get("gpu_turns")
+    if gpu_turns is not None and not 1 <= gpu_turns <= MAX_TURNS:
+        raise fail("gpu_turns", f"{gpu_turns} is not allowed; use a whole number from 1 to {MAX_TURNS}: how many "
+                                "GPU runs may be on the GPU at once (1, the default: one at a time)")
     return Workshop(path=path, title=title, puzzles=puzzles, ask_name=raw.get("ask_name", False),
-                    gpu_queue=gpu_queue, ai=ai, **values)
+                    gpu_queue=gpu_queue, gpu_turns=gpu_turns, ai=ai, **values)
 
 
 def _check_type(fail, key: str, value, kind) -> None:
@@ -187,7 +197,8 @@ def _check_type(fail, key: str, value, kind) -> None:
     if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
         names = {str: "a string", list: "a list", bool: "true or false", dict: "a table ([ai])",
                  int: "a number", float: "a number"}
-        raise fail(key, f"must be {names[kinds[0]]}, not {value!r}")
+        what = "a whole number" if kinds == (int,) else names[kinds[0]]  # 2.5 is a number, just not one of these
+        raise fail(key, f"must be {what}, not {value!r}")
 
 
 def _puzzle_ids(fail, ids: list, catalog: Catalog) -> tuple[str, ...]:
