@@ -199,15 +199,24 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
                 trace = launch.run()
             trace.printed = printed.getvalue()[:MAX_PRINTED]
             failures = [failure_from_dict(f, config.name) for f in launch.failures]
-            failures += detect.find_all(trace, config.name, puzzle.budget_for(config), puzzle.require)
+            # an endless kernel's trace runs to millions of events: its line is the lesson, and
+            # judging or counting the rest would take longer than the learner's time limit
+            spun = any(f.kind == "timeout" for f in failures)
+            if not spun:
+                failures += detect.find_all(trace, config.name, puzzle.budget_for(config), puzzle.require)
+            elif len(trace.events) > SPUN_EVENTS:  # and sending them all to the grid, too
+                trace.events = trace.events[:SPUN_EVENTS]
+                trace.uninit_used = trace.oob_code = None  # they index the events cut off
+                trace.printed += f"\n[the trace is cut to its first {SPUN_EVENTS:,} accesses: the kernel never ended]"
             result.runs.append(ConfigRun(config, inputs, None, out, trace, failures, time.perf_counter() - started,
                                          raced=racing_of(trace, failures)))
             verdict.failures += failures
             verdict.configs.append(_config_result(config, not failures))
-            counted = count(trace, source)
-            verdict.configs[-1].counters = counted.summary()
-            if puzzle.perf:
-                verdict.configs[-1].counters["lens"] = perf_targets.measure(counted)
+            if not spun:
+                counted = count(trace, source)
+                verdict.configs[-1].counters = counted.summary()
+                if puzzle.perf:
+                    verdict.configs[-1].counters["lens"] = perf_targets.measure(counted)
             if any(f.kind == "timeout" for f in failures) or time.monotonic() > deadline:
                 break
     verdict.printed = printed.getvalue()[:MAX_PRINTED]
@@ -234,6 +243,7 @@ def compile_puzzle(puzzle: Puzzle, source: str, filename: str) -> tuple[Failure 
 
 
 STOPPING = ("runtime_error", "timeout", "unsupported")
+SPUN_EVENTS = 200_000  # of an endless kernel's trace, what the grid gets
 
 
 def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_traces: bool = True) -> CheckResult:

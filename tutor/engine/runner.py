@@ -242,7 +242,9 @@ class Runner:
                 runs = TIMING_RUNS if not others else BUSY_TIMING_RUNS
                 configs = request["configs"]
                 timed = [largest(configs)]
-                answer = self._ask({**request, "timing_runs": runs, "timed": timed})
+                # compiled and warm: the turn's whole limit is the learner's, so an endless kernel
+                # holds the room's GPU no longer than that
+                answer = self._ask({**request, "timing_runs": runs, "timed": timed}, limit=self.timeout)
                 held = time.monotonic() - got
         except QueueCancelled:
             return _verdict(request, self.backend, Failure(kind="runtime_error",
@@ -258,12 +260,13 @@ class Runner:
             answer.verdict.notes.append(said)
         return answer
 
-    def _ask(self, request):
+    def _ask(self, request, limit: float | None = None):
         from .sandbox import ChildDied, ChildFailed, ChildTimeout
 
         self._start()
         child = self._child
-        limit = self.timeout + GRACE + (0 if child.answered else COLD_START_GRACE)
+        if limit is None or not child.answered:
+            limit = self.timeout + GRACE + (0 if child.answered else COLD_START_GRACE)
         watch = self._watch_memory if self.backend == "gpu" else None
         try:
             answer, _ = child.ask(request, timeout=limit, start_grace=COLD_START_GRACE, watch=watch)
