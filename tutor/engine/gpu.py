@@ -112,32 +112,31 @@ def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
     import numba
 
     kernel = namespace["kernel"]
-    done = set()
+    compiled: dict = {}  # argument types -> the compiled kernel (the dispatcher keeps it for the launch)
     for config, inputs in configs:
         args = [fresh_output(config)] + list(inputs.values())
         signature = tuple(numba.typeof(a) for a in args)
-        if signature not in done:
-            done.add(signature)
+        if signature not in compiled:
             try:
-                kernel.compile(signature)
+                compiled[signature] = kernel.compile(signature)
             except Exception as e:
                 failure = _launch_failure(e, filename, source, config.name)
                 if failure.kind == "compile_error":
                     verdict.failures.append(failure)
                     return result, None
                 break  # not the compiler's word: the launch in the turn will say what it is
-        over = _over_cap(kernel, signature, config, args, memory_mb or gpu_memory_cap_mb())
+        over = _over_cap(compiled[signature], config, args, memory_mb or gpu_memory_cap_mb())
         if over:
             verdict.failures.append(Failure(kind="runtime_error", config=config.name, message=over))
             return result, None
     return result, namespace
 
 
-def _over_cap(kernel, signature, config, args, cap_mb: int) -> str | None:
+def _over_cap(compiled, config, args, cap_mb: int) -> str | None:
     arrays = sum(int(a.nbytes) for a in args if isinstance(a, np.ndarray))
     try:
-        local = int(kernel.get_local_mem_per_thread(signature))
-    except Exception:  # noqa: BLE001 (an older numba-cuda: arrays alone are judged)
+        local = int(compiled.local_mem_per_thread)
+    except Exception:  # noqa: BLE001 (a numba-cuda without it: arrays alone are judged)
         local = 0
     threads = min(math.prod(config.blocks) * math.prod(config.threads), RESIDENT_THREADS)
     claimed = 2 * arrays + local * threads  # each array on the device, and its timing copy

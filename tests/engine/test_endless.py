@@ -1,0 +1,38 @@
+"""An endless kernel's verdict comes back within the learner's time limit: its trace runs to
+millions of accesses, and judging, counting and sending them all took longer than the limit
+(51.8 s for map's endless kernel with a 5 s limit; the grid was then cut off by the runner)."""
+
+import time
+
+from tutor.engine.check import SPUN_EVENTS, check_sim
+from tutor.engine.runner import Runner
+
+ENDLESS = """from numba import cuda
+
+
+@cuda.jit
+def kernel(out, a):
+    i = cuda.threadIdx.x
+    spin = 0
+    while spin >= 0:
+        out[i] = a[i] + 10
+"""
+
+
+def test_an_endless_kernel_is_stopped_at_its_line_and_its_trace_is_cut_for_the_grid(catalog):
+    result = check_sim(catalog.get("map"), ENDLESS, seed=1, n_random=0, timeout=5.0, compile=False)
+    verdict = result.verdict
+    assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line == 9
+    run = result.runs[0]
+    assert len(run.trace.events) == SPUN_EVENTS and "the kernel never ended" in run.trace.printed
+    assert verdict.configs[0].counters is None  # nothing to count that would mean anything
+
+
+def test_through_the_runner_the_verdict_arrives_within_the_time_limit_and_a_grace(catalog):
+    with Runner("sim", timeout=3.0) as runner:
+        runner.wait_ready()
+        started = time.monotonic()
+        verdict = runner.check("map", ENDLESS, "endless.py", seed=1, n_random=0, compile=False).verdict
+        took = time.monotonic() - started
+    assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line == 9
+    assert took < 3.0 + 5.0, took  # the runner's grace; it used to be killed there with no line
