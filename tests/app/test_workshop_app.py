@@ -25,10 +25,10 @@ def write_workshop(tmp_path, catalog, extra=""):
     return load_workshop(path, catalog)
 
 
-def run_app(coro, tmp_path, workshop, backend="sim", size=(120, 40)):
+def run_app(coro, tmp_path, workshop, backend="sim", size=(120, 40), runners=None):
     async def main():
         app = make_app(data_dir=tmp_path / "data", backend=backend, seed=1, workshop=workshop,
-                       runners=app_runners(backend) if backend == "sim" else None)
+                       runners=runners or (app_runners(backend) if backend == "sim" else None))
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await coro(app, pilot)
@@ -166,17 +166,27 @@ def test_a_gpu_run_shows_how_many_are_ahead_while_another_learner_holds_the_gpu(
         assert "waiting for GPU (1 ahead)" in view.head_text
         holder.stdin.write("\n")
         holder.stdin.flush()
-        while app._running_since is not None:  # our turn: the run goes ahead (no GPU here, so it says so)
+        while app._running_since is not None:  # our turn: the run goes ahead
             assert time.monotonic() - started < 120, "the run never went ahead"
             await pilot.pause(0.05)
         shown = view.head_text
         assert "waiting for GPU" not in shown and "Traceback" not in shown
 
+    # Numba's simulator stands in for the GPU, through the same queue: a machine without a GPU now
+    # says so before queueing (tests/engine/test_gpu_turn.py), so it would never show the wait.
+    from tutor.engine.gpulock import GpuQueue
+    from tutor.engine.runner import Runner
+
+    device = Runner("numba-sim", gpu_queue=GpuQueue(queue), with_simulator=False)
+    compiler = Runner("sim")
     try:
-        run_app(check, tmp_path, write_workshop(tmp_path, catalog), backend="gpu")
+        device.wait_ready()
+        run_app(check, tmp_path, write_workshop(tmp_path, catalog), backend="gpu", runners=(device, compiler))
     finally:
         holder.kill()
         holder.wait()
+        device.close()
+        compiler.close()
 
 
 def test_a_simulator_run_does_not_wait_for_the_gpu(tmp_path, catalog, monkeypatch):

@@ -175,7 +175,11 @@ class TutorApp(App):
         if self.repeatable:
             self._main.query_one("#editor", TextArea).cursor_blink = False
             self._main.query_one(VerdictView).show_timings = False
-        if self._borrowed and self._borrowed[0].backend == self.backend:
+        # a borrowed runner of the backend, or for "gpu" one that takes the room's GPU turns on
+        # Numba's simulator (the queue's path on a machine without a GPU)
+        lent = self._borrowed[0] if self._borrowed else None
+        if lent is not None and (lent.backend == self.backend or (
+                self.backend == "gpu" and lent.backend == "numba-sim" and lent.gpu_queue is not None)):
             self.runner, self.compiler = self._borrowed
         else:
             self.runner = Runner(self.backend, timeout=self._runner_timeout)
