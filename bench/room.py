@@ -26,7 +26,8 @@ Per N it prints one table row: checks; the turn wait and run-to-verdict (all che
 ones), median / p95 / max in seconds; the GPU's utilisation (mean / max) and memory, and the share of
 the window some learner held a turn; verdicts lost and wrong. A second table shows what the
 endless kernels did to the room: how long each held its turn against its limit (the runner's
-timeout + GRACE, when the parent kills the child; +1 s allowed for the kill), and how long the
+timeout: in the turn the file is compiled and the child warm, so the parent kills it then; +1 s
+allowed for the kill), and how long the
 others' waits overlapped those turns. The goal line (issue "A room on one GPU"), judged for N = 30:
 p95 run-to-verdict of the good checks < 3 s, no verdict lost or wrong, no endless kernel holding
 the GPU past its limit. Exit status 1 when a verdict was lost or wrong or a learner died.
@@ -452,8 +453,6 @@ def _union_s(intervals: list, t0: float, t1: float) -> float:
 
 
 def summarise(n, args, records, learners, gpu, t0, t1) -> dict:
-    from tutor.engine.runner import GRACE
-
     measured = [r for r in records if not r.get("warmup")]
     done = [r for r in measured if not r["lost"]]
     good = [r for r in done if r["kind"] == "good"]
@@ -462,7 +461,7 @@ def summarise(n, args, records, learners, gpu, t0, t1) -> dict:
     held = _union_s([(t["got"], t.get("released", t["got"])) for t in turns], t0, t1) / max(t1 - t0, 1e-9) \
         if turns else None
     # the endless kernels: how long each held its turn, and how long others' waits overlapped it
-    limit = args.timeout + GRACE
+    limit = args.timeout  # the runner's limit for a warm, compiled child in its turn
     endless = []
     for r in done:
         if r["kind"] != "endless":
@@ -630,7 +629,7 @@ def main(argv=None) -> int:
     for run in runs:
         print(table_row(run["summary"]))
     print()
-    print(f"endless kernels (limit = the runner's timeout {args.timeout:g} s + its grace, when it kills the child; "
+    print(f"endless kernels (limit = the runner's timeout {args.timeout:g} s, when it kills the child in its turn; "
           "others delayed = the longest overlap of another check's wait with an endless kernel's turn)")
     print("| N | endless checks | run-to-verdict max s | turn held max / limit s | others delayed max s | "
           "checks delayed > 0.1 s |\n|---|---|---|---|---|---|")
