@@ -217,7 +217,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
                 verdict.configs[-1].counters = counted.summary()
                 if puzzle.perf:
                     verdict.configs[-1].counters["lens"] = perf_targets.measure(counted)
-            if any(f.kind == "timeout" for f in failures) or time.monotonic() > deadline:
+            if spun or time.monotonic() > deadline:
                 break
     verdict.printed = printed.getvalue()[:MAX_PRINTED]
     if compile:

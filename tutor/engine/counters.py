@@ -65,10 +65,22 @@ def itemsize(dtype: str) -> int:
         return 4
 
 
-def _units(flats, size: int, unit: int) -> set:
-    """The `unit`-byte pieces (32-byte sectors, 4-byte bank words) that elements of `size` bytes
-    at these flat indices cover: an element can span two."""
+def units(flats, size: int, unit: int) -> set:
+    """The `unit`-byte pieces (32-byte sectors, 4-byte bank words, 128-byte lines) that elements of
+    `size` bytes at these flat indices cover: an element can span two, unless it divides the unit."""
+    if size <= unit and unit % size == 0:
+        per = unit // size
+        return {f // per for f in flats}
     return {u for f in flats for u in range((f * size) // unit, ((f + 1) * size - 1) // unit + 1)}
+
+
+def bank_wavefronts(flats, size: int) -> int:
+    """A shared request's wavefronts: the most distinct 4-byte words any one bank must serve
+    (lanes reading the same word do not conflict); 1 for a request of no word."""
+    per_bank: dict = defaultdict(int)
+    for word in units(flats, size, BANK_BYTES):
+        per_bank[word % BANKS] += 1
+    return max(per_bank.values(), default=1)
 
 
 @dataclass
@@ -172,7 +184,7 @@ class Counters:
         for c in self.lines:
             if not isinstance(c.line, int):
                 continue
-            what = f"{_SPACE_OP.get((c.space, c.op), c.op)} of {c.array}"
+            what = f"{ACCESS_NAMES.get((c.space, c.op), c.op)} of {c.array}"
             for kind in self.mark_kinds(c):
                 text = (f"{c.sectors_per_request:.1f} sectors per request (ideal {c.ideal_sectors / c.requests:.1f})"
                         if kind == "uncoalesced" else
@@ -221,7 +233,7 @@ def count(trace: Trace, source: str | None = None) -> Counters:
         _add_request(c, info, accesses)
     counters = Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)),
                         threads_per_block=trace.threads_per_block)
-    after = _after_continue(source) if source else set()
+    after = _after_continue(source) if source else frozenset()
     uneven = sorted({c.line for c in counters.lines if c.requests} & after)
     if uneven:
         counters.notes.append(UNEVEN.format(lines=", ".join(map(str, uneven))))
@@ -272,18 +284,18 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
     for (name, space, kind), (cost, block, warp, k, info, accesses) in sorted(worst.items()):
         size = itemsize(info.dtype)
         origin = trace.block_of(block * trace.threads_per_block)[:trace.grid_nd]
-        where = f"{_SPACE_OP.get((space, kind), kind)} of {name}, warp {warp} of block {origin}, execution {k + 1} of the line"
+        where = f"{ACCESS_NAMES.get((space, kind), kind)} of {name}, warp {warp} of block {origin}, execution {k + 1} of the line"
         by: dict = defaultdict(list)
         if space == GLOBAL:
             for lane, flat in sorted(accesses):
-                for sector in _units((flat,), size, SECTOR):
+                for sector in units((flat,), size, SECTOR):
                     by[sector].append(lane)
             parts = [f"sector {unit}: {_lanes(lanes)}" for unit, lanes in sorted(by.items())]
             out.append(f"{where}: {cost} sector(s) for {len(accesses)} lane(s)")
         else:
             words: dict = defaultdict(set)
             for lane, flat in sorted(accesses):
-                for word in _units((flat,), size, BANK_BYTES):
+                for word in units((flat,), size, BANK_BYTES):
                     by[word % BANKS].append(lane)
                     words[word % BANKS].add(word)
             parts = [f"bank {bank}: {_lanes(lanes)}" + (f"; {len(words[bank])} different words" if len(words[bank]) > 1
@@ -297,11 +309,8 @@ def _request_cost(info, accesses) -> int:
     """A request's sectors (global) or wavefronts (shared): what ncu counts for it."""
     size, flats = itemsize(info.dtype), {f for _, f in accesses}
     if info.space == GLOBAL:
-        return len(_units(flats, size, SECTOR))
-    per_bank: dict = defaultdict(int)
-    for word in _units(flats, size, BANK_BYTES):
-        per_bank[word % BANKS] += 1
-    return max(per_bank.values())
+        return len(units(flats, size, SECTOR))
+    return bank_wavefronts(flats, size)
 
 
 def _lanes(lanes: list[int]) -> str:
@@ -320,14 +329,16 @@ def _lanes(lanes: list[int]) -> str:
     return ("lane " if runs == [str(start)] else "lanes ") + ", ".join(runs)
 
 
-def _after_continue(source: str) -> set:
-    """Lines of a loop body that follow a `continue` in it (at any depth, outside inner loops)."""
+@lru_cache(maxsize=16)
+def _after_continue(source: str) -> frozenset:
+    """Lines of a loop body that follow a `continue` in it (at any depth, outside inner loops).
+    Cached: every config of a check counts the same source."""
     import ast
 
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return set()
+        return frozenset()
     lines: set = set()
     for loop in ast.walk(tree):
         if not isinstance(loop, (ast.For, ast.While)):
@@ -336,7 +347,7 @@ def _after_continue(source: str) -> set:
         if skips:
             last = max(getattr(n, "end_lineno", n.lineno) for n in loop.body)
             lines.update(range(min(skips) + 1, last + 1))
-    return lines
+    return frozenset(lines)
 
 
 def _own_statements(body: list):
@@ -352,9 +363,11 @@ def _own_statements(body: list):
             yield from _own_statements(node.body)
 
 
+@lru_cache(maxsize=16)
 def _one_store_for_both_branches(source: str) -> dict:
     """{line of the else branch's store: line of the if branch's store} for every `if c: x[i] = a`
-    `else: x[i] = b` (one statement each, the same target): both are one store instruction."""
+    `else: x[i] = b` (one statement each, the same target): both are one store instruction.
+    Cached (read, never changed, by its callers): every config and view counts the same source."""
     import ast
 
     try:
@@ -387,7 +400,7 @@ def _add_request(c: LineCounters, info, accesses: list) -> None:
         c.same_address = max(c.same_address, max(per_address.values()))
 
 
-_SPACE_OP = {("global", "ld"): "global load", ("global", "st"): "global store", ("global", "atom"): "global atomic",
+ACCESS_NAMES = {("global", "ld"): "global load", ("global", "st"): "global store", ("global", "atom"): "global atomic",
              ("shared", "ld"): "shared load", ("shared", "st"): "shared store", ("shared", "atom"): "shared atomic"}
 
 
@@ -420,7 +433,7 @@ def counters_text(c: Counters, source_lines: list[str], title: str = "", most: i
                 cost = f"{x.sectors_per_request:.1f} sectors/request (ideal {x.ideal_sectors / x.requests:.1f})"
             else:
                 cost = f"{x.bank_conflicts} bank conflicts"
-            out.append(f"  line {x.line or '?':>3}  {_SPACE_OP.get((x.space, x.op), x.op):<14} {x.array:<8} "
+            out.append(f"  line {x.line or '?':>3}  {ACCESS_NAMES.get((x.space, x.op), x.op):<14} {x.array:<8} "
                        f"{x.requests:>6} req  {cost}, {x.lanes_per_request:.0f} lanes  | {code}")
     out += ["", "  " + "; ".join(c.notes) + "."]
     return "\n".join(out)
@@ -443,7 +456,7 @@ def advice(summary, source_lines: list[str], most: int = 3) -> list[str]:
         except (KeyError, TypeError, ValueError):
             continue
         code = source_lines[line - 1].strip()[:80] if isinstance(line, int) and 0 < line <= len(source_lines) else ""
-        what = _SPACE_OP.get((space, op), op)
+        what = ACCESS_NAMES.get((space, op), op)
         head = f"{where} (`{code}`): {what}" if code else f"{where}: {what}"
         if space == GLOBAL:
             sectors, ideal = int(x.get("sectors", 0)), int(x.get("ideal_sectors", 0))

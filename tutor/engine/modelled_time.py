@@ -47,7 +47,7 @@ import ast
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
-from .counters import BANK_BYTES, BANKS, SECTOR, itemsize
+from .counters import SECTOR, bank_wavefronts, itemsize, units
 from .device_model import DEVICES, Device, occupancy
 from .trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
@@ -350,7 +350,7 @@ def _block(warps: dict, arrays, keys, sizes, unroll: dict, timing: Timing, in_l2
             last_phase = max(last_phase, r.phase)
             sectors = None  # shared memory
             if info.space == GLOBAL:
-                sectors = {(keys[r.aid], s) for s in _units(r.flats, sizes[r.aid], SECTOR)}
+                sectors = {(keys[r.aid], s) for s in units(r.flats, sizes[r.aid], SECTOR)}
                 if r.kind == _ATOM:
                     for f in r.flats:
                         atomics[(keys[r.aid], f)] += 1
@@ -403,22 +403,10 @@ def _block(warps: dict, arrays, keys, sizes, unroll: dict, timing: Timing, in_l2
 
 
 def _wavefronts(space: str, flats: list, size: int) -> float:
-    """The pipe cycles of one request: its 128-byte lines (global), or its wavefronts (shared: the
-    most distinct 4-byte words any one bank must serve)."""
+    """The pipe cycles of one request: its 128-byte lines (global), or its wavefronts (shared)."""
     if space == GLOBAL:
-        return float(len(_units(flats, size, LINE)))
-    per_bank: dict = defaultdict(int)
-    for word in _units(flats, size, BANK_BYTES):
-        per_bank[word % BANKS] += 1
-    return float(max(per_bank.values(), default=1))
-
-
-def _units(flats, size: int, unit: int) -> set:
-    """The `unit`-byte pieces that elements of `size` bytes at these flat indices cover."""
-    if size <= unit and unit % size == 0:
-        per = unit // size
-        return {f // per for f in flats}
-    return {u for f in flats for u in range((f * size) // unit, ((f + 1) * size - 1) // unit + 1)}
+        return float(len(units(flats, size, LINE)))
+    return float(bank_wavefronts(flats, size))
 
 
 def _module_constants(tree: ast.Module) -> dict:

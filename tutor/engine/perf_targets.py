@@ -68,6 +68,13 @@ def intensity(flops: float | None, measured: dict) -> float | None:
     return flops / measured["global_bytes"]
 
 
+def value_of(name: str, measured: dict, flops: float | None) -> float | None:
+    """One counter's value from what `measure` gave (the intensity from the puzzle's FLOPs)."""
+    if name == "arithmetic_intensity":
+        return intensity(flops, measured)
+    return (measured.get(name) or {}).get("value")
+
+
 def _line(worst: dict | None) -> str:
     return f"line {worst['line']}" if worst and worst.get("line") is not None else "the kernel"
 
@@ -137,7 +144,7 @@ def missed(puzzle, config, measured: dict | None) -> list[Failure]:
     failures = []
     for name, target in targets.items():
         m = dict(measured.get(name) or {})
-        value = intensity(flops, measured) if name == "arithmetic_intensity" else m.get("value")
+        value = value_of(name, measured, flops)
         if name == "arithmetic_intensity":
             m["global_bytes"] = measured.get("global_bytes", 0)
         low = PERF_TARGETS[name] == "min"
@@ -188,8 +195,7 @@ def standing(puzzle, configs: list, results: list) -> str | None:
             lens = (result.counters or {}).get("lens")
             if not lens:
                 continue
-            value = (intensity(puzzle.flops_for(config), lens) if name == "arithmetic_intensity"
-                     else (lens.get(name) or {}).get("value"))
+            value = value_of(name, lens, puzzle.flops_for(config))
             if value is not None and (worst is None or (value < worst[0] if low else value > worst[0])):
                 worst = (value, puzzle.perf_for(config)[name])
         if worst is not None:

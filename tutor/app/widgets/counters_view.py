@@ -77,7 +77,7 @@ class CountersView(VerticalScroll, can_focus=False):
 
     def __init__(self, *, id: str | None = None):
         super().__init__(id=id)
-        self._shown: tuple | None = None  # (summary, source, trace, counted, flops) on show
+        self._shown: tuple | None = None  # (key, summary, source, trace, counted, flops) on show
         self._rows: list[int] = []        # the list's options: their source lines
         self._details: dict[int, list[str]] = {}
 
@@ -168,16 +168,16 @@ class CountersView(VerticalScroll, can_focus=False):
 
 def _row(x, source_lines: list[str], kinds: list[str]) -> Text:
     """One line of the list: its marks' glyphs, what it does, what it costs, its code."""
-    from ...engine.counters import GLOBAL
+    from ...engine.counters import ACCESS_NAMES, GLOBAL
 
-    what = {"ld": "load", "st": "store", "atom": "atomic"}.get(x.op, x.op)
+    what = ACCESS_NAMES.get((x.space, x.op), f"{x.space} {x.op}")
     if x.space == GLOBAL:
         cost = f"{x.sectors_per_request:.1f} sectors/req (ideal {x.ideal_sectors / x.requests:.1f})"
     else:
         cost = f"{x.bank_conflicts} bank conflicts"
     code = source_lines[x.line - 1].strip() if 0 < x.line <= len(source_lines) else ""
     glyphs = "".join(MARKS[k][0] for k in MARKS if k in kinds)
-    text = Text(terminal_safe(f"{glyphs:<2}line {x.line:>3}  {x.space} {what} of {x.array}: {cost}, "
+    text = Text(terminal_safe(f"{glyphs:<2}line {x.line:>3}  {what} of {x.array}: {cost}, "
                               f"{x.lanes_per_request:.0f} lanes  | "))
     text.append(terminal_safe(code), style="dim")
     return text
