@@ -149,7 +149,7 @@ def plan(puzzle: Puzzle, seed: int, n_random: int = N_RANDOM) -> list[Planned]:
 
 def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed: int | None = None,
               n_random: int = N_RANDOM, timeout: float = 10.0, compile: bool = True,
-              keep_traces: bool = True, compile_first: bool = False) -> CheckResult:
+              keep_traces: bool = True, compile_first: bool | str = False) -> CheckResult:
     """Check a learner's file on our simulator, here: plan, run, judge (the runner does the same
     with the run in its child)."""
     seed = secrets.randbits(31) if seed is None else seed
@@ -160,13 +160,14 @@ def check_sim(puzzle: Puzzle, source: str, filename: str = "kernel.py", *, seed:
 
 
 def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: int | None = None,
-            timeout: float = 10.0, compile: bool = True, compile_first: bool = False) -> CheckResult:
+            timeout: float = 10.0, compile: bool = True, compile_first: bool | str = False) -> CheckResult:
     """Run every (config, inputs) on our simulator, traced, with every detection but the output's:
     the runs come back with what the kernel wrote, for `judge` to compare with the answers.
 
     `compile_first`: for code a model wrote (a hint, an optimiser candidate), nothing runs until the
     real Numba compiler has accepted the kernel: its nopython subset has no frames, modules or
-    objects, which closes what plain Python on the simulator would leave open."""
+    objects, which closes what plain Python on the simulator would leave open. A text names whose
+    code it is, for the message when the compiler is missing (a served room's learners too)."""
     from .counters import count
     from .sim import Launch, watchdog
     from .sim_loader import load_for_sim
@@ -174,7 +175,8 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
     verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
     result = CheckResult(verdict)
     if compile_first:
-        refusal = _compile_before_running(puzzle, source, filename)
+        whose = compile_first if isinstance(compile_first, str) else "Model-written code"
+        refusal = _compile_before_running(puzzle, source, filename, whose)
         if refusal is not None:
             verdict.failures.append(refusal)
             return result
@@ -380,10 +382,10 @@ def one_root_cause(failures: list[Failure]) -> list[Failure]:
     return [f for f in failures if not (f.kind == "runtime_error" and (f.line in lines or None in lines))]
 
 
-def _compile_before_running(puzzle: Puzzle, source: str, filename: str) -> Failure | None:
+def _compile_before_running(puzzle: Puzzle, source: str, filename: str, whose: str) -> Failure | None:
     from .compile import compile_check, compiler_required
 
-    refusal = compiler_required("Model-written code")
+    refusal = compiler_required(whose)
     if refusal:
         return Failure(kind="compile_error", message=refusal)
     for types in dict.fromkeys(tuple(arg_types(puzzle, c)) for c in puzzle.configs):  # each typing once

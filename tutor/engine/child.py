@@ -61,8 +61,8 @@ def handle(backend: str, request: dict, catalogs: dict):
             from .verdict import Failure, Verdict
 
             return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, failures=[Failure(
-                kind="unsupported", message="Model-written code is checked on our simulator or a GPU, never "
-                                            "on Numba's simulator (it would run the kernel as plain Python).")]))
+                kind="unsupported", message=f"{_whose(request['untrusted'])} is checked on our simulator or a GPU, "
+                                            "never on Numba's simulator (it would run the kernel as plain Python).")]))
         configs = request["configs"]  # (config, inputs): the answers stay with the runner
         if backend == "sim" and op == "prepare":
             raise ValueError("the simulator takes no GPU turn: nothing to prepare")
@@ -71,7 +71,7 @@ def handle(backend: str, request: dict, catalogs: dict):
 
             return run_sim(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
                            timeout=request["timeout"], compile=request.get("compile", True),
-                           compile_first=request.get("untrusted", False))
+                           compile_first=_whose(request["untrusted"]) if request.get("untrusted") else False)
         from .gpu import TIMING_RUNS, prepare_numba, run_numba
 
         key = (request["puzzle"], request["source"], request["filename"])
@@ -87,6 +87,11 @@ def handle(backend: str, request: dict, catalogs: dict):
                          timing_runs=int(request.get("timing_runs", TIMING_RUNS)), namespace=_PREPARED.get(key),
                          timed=None if timed is None else [int(n) for n in timed])
     raise ValueError(f"unknown request {op!r}")
+
+
+def _whose(untrusted) -> str:
+    """Who wrote the code that must pass the real compiler first, for the messages that say so."""
+    return "A learner's code in a served room" if untrusted == "served" else "Model-written code"
 
 
 if __name__ == "__main__":

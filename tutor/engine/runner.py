@@ -30,6 +30,10 @@ DEFAULT_MEMORY_MB = 4096
 COLD_START_GRACE = 60.0  # numba's import and first compile, on a slow machine
 BUSY_TIMING_RUNS = 5    # timed runs while others wait for the GPU (gpu.TIMING_RUNS when none do)
 GRACE = 5.0
+# Set by `gpu-tutor serve` for each browser learner's app: every check of theirs is untrusted, as a
+# model's is (the real compiler accepts the kernel before the simulator runs any of it), since in a
+# served room one learner's code runs as the server's user, beside everyone else's folders.
+SERVED_ENV = "GPU_TUTOR_SERVED"
 
 
 class RunnerError(Exception):
@@ -62,6 +66,8 @@ class Runner:
         if gpu_queue is None:
             gpu_queue = shared_queue() if backend == "gpu" else False
         self.gpu_queue = gpu_queue or None
+        # "served" when every check is a served learner's (see SERVED_ENV); None: as each check says
+        self.untrusted = "served" if os.environ.get(SERVED_ENV) == "1" else None
         # A GPU judges outputs only; the simulator's traced run of the same inputs, in a warm child
         # of its own and at the same time, finds what a GPU hides (races, bounds, barriers, budgets).
         self.sim = Runner("sim", timeout=timeout, memory_mb=memory_mb, content=content) \
@@ -133,7 +139,7 @@ class Runner:
               untrusted: bool = False):
         """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it.
         `untrusted`: a model wrote the code; on the simulator the real compiler must accept it before
-        any of it runs (see check.run_sim).
+        any of it runs (see check.run_sim). A served learner's runner (SERVED_ENV) treats every check so.
 
         The answers never leave this process: the inputs are drawn and the reference computed here,
         the child runs the kernel on the inputs alone, and what it wrote is judged here."""
@@ -144,7 +150,8 @@ class Runner:
         planned = plan(spec, seed, n_random)
         request = {"op": "check", "puzzle": puzzle, "source": source, "filename": filename, "seed": seed,
                    "configs": [(p.config, p.inputs) for p in planned], "timeout": self.timeout,
-                   "content": self.content, "compile": compile, "untrusted": untrusted}
+                   "content": self.content, "compile": compile,
+                   "untrusted": self.untrusted or ("model" if untrusted else False)}
         if self.sim is None:
             return self._judged(spec, request, planned, self._run(request, on_wait), keep_traces)
         from .check import merge_device

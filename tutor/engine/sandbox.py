@@ -428,6 +428,15 @@ class _PathBeneath(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
+def landlock_abi() -> int:
+    """This kernel's Landlock version (0: none, or not Linux), asked without creating a ruleset."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return max(0, libc.syscall(_LL_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1)))
+
+
 def _landlock(libc, conf) -> list[str]:
     libc.syscall.restype = ctypes.c_long
     abi = libc.syscall(_LL_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
@@ -441,11 +450,7 @@ def _landlock(libc, conf) -> list[str]:
     if ruleset < 0:
         return [f"Landlock refused a ruleset ({os.strerror(ctypes.get_errno())})"]
     try:
-        reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
-        reads |= {p for p in sys.path if p} | set(conf.get("read_paths", []))
-        reads |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p}
-        reads |= {os.environ[k] for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)}  # NVVM, libdevice
-        for path in reads:
+        for path in readable_paths(sys.path, conf.get("read_paths", [])):
             _allow(libc, ruleset, path, LL_READS, fs)
         _allow(libc, ruleset, conf["folder"], fs, fs)  # its own folder: everything
         # Its own /proc entry, written too: the CUDA driver's cuInit fails (CUDA_ERROR_OPERATING_SYSTEM)
@@ -465,6 +470,25 @@ def _landlock(libc, conf) -> list[str]:
     finally:
         os.close(ruleset)
     return []
+
+
+def readable_paths(search_path, extra=()) -> set[str]:
+    """What Landlock lets a child read (besides its own folder and a few devices): the system's
+    libraries, Python, its module search path, `extra`, and the CUDA toolkit. The child asks with
+    its own sys.path; a parent asks what its children will be able to read with `children_read()`."""
+    reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    reads |= {p for p in search_path if p} | set(extra)
+    reads |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p}
+    reads |= {os.environ[k] for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)}  # NVVM, libdevice
+    return reads
+
+
+def children_read(extra=()) -> set[str]:
+    """The paths every sandboxed child of this process may read, as seen from here: a child's module
+    search path is this one's without its first entry (the script's folder or cwd; the child's is its
+    own folder) and with the project and $PYTHONPATH in front, as clean_env sets them."""
+    search = [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p] + sys.path[1:]
+    return readable_paths(search, [str(ROOT), *extra])
 
 
 def _allow(libc, ruleset, path, access, handled) -> None:
