@@ -133,8 +133,11 @@ class Store:
     see `Autosaver`); a failed progress write adds a notice and is retried on the next change.
     """
 
-    def __init__(self, root: Path | str | None = None, *, clock: Clock = time.time) -> None:
+    def __init__(self, root: Path | str | None = None, *, clock: Clock = time.time, read_only: bool = False) -> None:
+        """`read_only`: another process owns this folder (a served learner's, read for the class
+        report): nothing is swept, moved aside or copied, what cannot be read is only a notice."""
         self.root: Path = Path(root) if root is not None else default_root()
+        self.read_only = read_only
         self.notices: list[str] = []
         self._clock = clock
         self._progress: dict[str, PuzzleProgress] = {}
@@ -142,7 +145,8 @@ class Store:
         self._unknown_keys: dict[str, Any] = {}  # written by a newer version: kept as they are
         self._state_writable = True
         self._state_write_failed = False
-        self._sweep_stale_temp_files()
+        if not read_only:
+            self._sweep_stale_temp_files()
         self._load_state()
 
     # ---- paths
@@ -307,7 +311,9 @@ class Store:
         elif last is not None:
             bad.append("last_puzzle")
         self._unknown_keys = {k: v for k, v in raw.items() if k not in ("version", "last_puzzle", "puzzles")}
-        if bad:
+        if bad and self.read_only:
+            self.notices.append(f"part of the progress file {path} was unreadable ({', '.join(bad)})")
+        elif bad:
             # Keep what we understood; keep the original file too, since we are about to rewrite it.
             copy = _unused(path.with_name(f"{path.name}.corrupt-{self._stamp()}"))
             try:
@@ -321,6 +327,9 @@ class Store:
                                     f"was kept, and the original file was copied to {copy}")
 
     def _set_aside_state(self, why: str) -> None:
+        if self.read_only:
+            self.notices.append(f"the progress file {self.state_path} {why}; read as empty")
+            return
         aside = self._move_aside(self.state_path, "corrupt")
         if aside is None:
             self._state_writable = False  # never write over a file we could neither read nor move

@@ -161,8 +161,9 @@ def test_a_report_of_only_bad_files_fails_and_names_each(tmp_path):
     done = gpu_tutor("report", str(bad), str(tmp_path), "--csv", str(tmp_path / "c.csv"))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert f"skipped {bad}: is not a gpu-tutor progress export" in done.stderr
-    assert f"skipped {tmp_path}: is a folder, not an export file" in done.stderr
-    assert "none of the 2 file(s) could be read" in done.stderr
+    # a folder stands for the exports in it: here the same bad file, named again
+    assert done.stderr.count(f"skipped {bad}: is not a gpu-tutor progress export") == 2
+    assert "none of the 2 file(s) or folder(s) could be read" in done.stderr
     assert not (tmp_path / "c.csv").exists()
 
 
@@ -296,3 +297,43 @@ def test_ids_with_escapes_in_state_or_learner_json_never_reach_the_terminal(tmp_
     assert "part of your progress file was unreadable (\\x1b]0;pwned\\x07)" in done.stderr
     learner_id = json.loads((tmp_path / "out.json").read_text())["learner"]["id"]
     assert learner_id.startswith("learner-") and "\x1b" not in learner_id  # a fresh id in place of the bad one
+
+
+def test_the_report_reads_a_served_rooms_folders_without_exports_and_writes_nothing_there(tmp_path):
+    """`gpu-tutor serve` keeps a data folder per browser under DIR/learners; the facilitator points
+    `report` at DIR. The folders are live (an app may be saving), so the report only reads them: a
+    damaged progress file is named, not moved aside, and a folder with no id yet gets none."""
+    room = tmp_path / "room"
+    (room / "learners").mkdir(parents=True)
+    for data in make_class(room / "learners"):
+        assert (data / "learner.json").exists() or data.name == "cy"
+    (room / "learners" / "cy" / "learner.json").unlink(missing_ok=True)
+    damaged = room / "learners" / "dee"
+    damaged.mkdir()
+    (damaged / "state.json").write_text("{not json")
+    (room / "room.json").write_text(json.dumps({"format": "gpu-tutor-room", "title": "Served club",
+                                                "puzzles": ["map", "zip", "dot"], "workshop": None}))
+    before = {p: p.stat().st_mtime_ns for p in room.rglob("*")}
+    done = gpu_tutor("report", str(room), "--csv", str(tmp_path / "class.csv"))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("Class progress: Served club · 4 learner(s) · 3 puzzle(s)")
+    table = lines[lines.index("Who is where (progress: # solved, o opened, . not yet)") + 1:][:5]
+    assert [row.split()[:3] for row in table[1:]] == [
+        ["Ada", "2/3", "dot"], ["Bo", "1/3", "zip"], ["cy", "0/3", "map"], ["dee", "0/3", "-"]]
+    assert f"{damaged / 'state.json'} was unreadable" in done.stderr
+    after = {p: p.stat().st_mtime_ns for p in room.rglob("*")}
+    assert after == before  # nothing moved aside, swept, or given an id
+
+
+def test_a_folder_of_exports_and_an_empty_folder(tmp_path):
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    for data in make_class(tmp_path):
+        assert gpu_tutor("export", "--out", str(exports / f"{data.name}.json"), data=data).returncode == 0
+    (tmp_path / "empty").mkdir()
+    done = gpu_tutor("report", str(exports), str(tmp_path / "empty"), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0, done.stderr
+    assert " · 3 learner(s) · " in done.stdout.splitlines()[0]
+    assert f"skipped {tmp_path / 'empty'}: is a folder with no export files, learner folders or progress" \
+        in done.stderr

@@ -43,8 +43,11 @@ def add_commands(sub) -> None:
     add_workshop_option(p, default=argparse.SUPPRESS)
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("report", help="for facilitators: a class table from learners' export files, and a CSV")
-    p.add_argument("files", nargs="+", metavar="FILE", help="export files (bad ones are named and skipped)")
+    p = sub.add_parser("report", help="for facilitators: a class table from learners' export files or data "
+                                      "folders, and a CSV")
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="export files, or folders: a served room's (its --data), a learner's data folder, a folder "
+                        "of exports (bad ones are named and skipped; folders are only read)")
     p.add_argument("--csv", metavar="FILE", default="class-progress.csv",
                    help="where to write the CSV, one row per learner and puzzle (default: class-progress.csv)")
     p.set_defaults(func=cmd_report)
@@ -58,8 +61,7 @@ def active_workshop(args) -> Workshop | None:
 
 def home_workshop(args) -> Workshop | None:
     """The workshop the app opens with, checked against the other options before the app opens. It
-    also names the GPU queue folder and its turns for this process and the runners it starts (the
-    environment, where it names them, wins, as the facilitator may set it for every session)."""
+    also names the GPU queue folder and its turns (use_gpu_queue)."""
     workshop = active_workshop(args)
     if workshop is None:
         return None
@@ -70,13 +72,19 @@ def home_workshop(args) -> Workshop | None:
     if args.app_puzzle and args.app_puzzle not in workshop.puzzles:
         raise WorkshopError(f"{workshop.path}: --puzzle {args.app_puzzle} is not in this workshop; "
                             f"allowed: {', '.join(workshop.puzzles)}")
+    use_gpu_queue(workshop)
+    return workshop
+
+
+def use_gpu_queue(workshop: Workshop) -> None:
+    """The workshop's GPU queue folder and turns, for this process and the runners it starts (the
+    environment, where it names them, wins, as the facilitator may set it for every session)."""
     from ..engine.gpulock import QUEUE_ENV, TURNS_ENV
 
     if workshop.gpu_queue:
         os.environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
     if workshop.gpu_turns is not None:
         os.environ.setdefault(TURNS_ENV, str(workshop.gpu_turns))
-    return workshop
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -175,7 +183,8 @@ def cmd_report(args) -> int:
     for note in report.notes:
         _safe_print(f"gpu-tutor: note: {note}", file=sys.stderr)
     if not report.learners:
-        print(f"gpu-tutor: none of the {len(args.files)} file(s) could be read; nothing to report", file=sys.stderr)
+        print(f"gpu-tutor: none of the {len(args.files)} file(s) or folder(s) could be read; nothing to report",
+              file=sys.stderr)
         return 1
     _safe_print(report_text(report))
     out = Path(args.csv)

@@ -119,7 +119,11 @@ class LearnerExport:
 
 def read_export(path: Path) -> LearnerExport:
     """One export file, checked whole. Raises BadExport."""
-    raw = _parsed(Path(path))
+    return export_from(_parsed(Path(path)), Path(path))
+
+
+def export_from(raw, path: Path) -> LearnerExport:
+    """An export's parsed JSON, checked whole (from a file, or built from a data folder). Raises BadExport."""
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise BadExport("is not a gpu-tutor progress export (no \"format\": \"gpu-tutor-progress\")")
     if raw.get("version") != VERSION:

@@ -35,9 +35,10 @@ class Learner:
         return self.name or self.id
 
 
-def load_learner(root: Path) -> Learner:
-    """This folder's learner; an id is made (and saved, where the folder is writable) on first use,
-    and again in place of one that is not plain letters, digits and dashes (it goes on every table)."""
+def load_learner(root: Path, *, save: bool = True) -> Learner:
+    """This folder's learner; an id is made (and saved, where the folder is writable, unless `save`
+    is False: the folder is someone else's) on first use, and again in place of one that is not
+    plain letters, digits and dashes (it goes on every table)."""
     path = Path(root) / FILE_NAME
     raw = {}
     try:
@@ -52,7 +53,8 @@ def load_learner(root: Path) -> Learner:
         name = None
     if learner_id is None:
         learner_id = f"learner-{secrets.token_hex(4)}"
-        _save(path, Learner(learner_id, name))
+        if save:
+            _save(path, Learner(learner_id, name))
     return Learner(learner_id, name)
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..store import iso_time
 from ..textsafe import terminal_safe
-from .export import BadExport, LearnerExport, read_export, utc_text
+from .export import BadExport, LearnerExport, utc_text
 
 LEGEND = "progress: # solved, o opened, . not yet"
 
@@ -40,14 +40,19 @@ class ClassReport:
 
 
 def load_class(paths: list[Path]) -> ClassReport:
-    """Every readable export; the rest listed in `skipped` with the reason."""
+    """Every readable export; the rest listed in `skipped` with the reason. A folder stands for the
+    learners' data folders in it (a served room's) or the export files in it (tutor.workshop.folders)."""
+    from .folders import sources
+
     by_id: dict[str, LearnerExport] = {}
     skipped, notes = [], []
-    for path in paths:
+    for path, load in (source for given in paths for source in sources(Path(given), notes)):
         try:
-            export = read_export(Path(path))
+            if isinstance(load, BadExport):
+                raise load
+            export = load()
         except BadExport as e:
-            skipped.append((Path(path), str(e)))
+            skipped.append((path, str(e)))
             continue
         earlier = by_id.get(export.learner.id)
         if earlier is not None:

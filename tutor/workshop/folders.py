@@ -1,0 +1,76 @@
+"""The class report straight from learners' data folders: a served room's (gpu-tutor serve keeps one
+per browser under DIR/learners), or any one learner's folder, with no export step.
+
+A folder is read as its owner's app would read it, but never written: the app may be running and
+saving at this moment, so nothing is swept, moved aside or given an id (tutor.store's read_only).
+Each folder becomes the same export `gpu-tutor export` would write, checked by the same reader, so
+a folder and a file can never disagree on what a progress record is.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..store import MB, Store, loads_strict, read_regular
+from .export import BadExport, LearnerExport, build_export, export_from, export_puzzle_ids
+from .learner import FILE_NAME, Learner, load_learner
+
+ROOM_FILE = "room.json"  # written by `gpu-tutor serve` (tutor.serve.room): the room's title and puzzles
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+@dataclass(frozen=True)
+class RoomDescription:
+    title: str
+    puzzles: tuple[str, ...]
+
+
+def sources(path: Path, notes: list[str]) -> list[tuple[Path, object]]:
+    """What one argument of `report` stands for: [(path, a callable giving its LearnerExport)], or
+    [(path, BadExport)] when it is none of an export, a data folder, a served room, a folder of exports."""
+    from .export import read_export
+
+    if not path.is_dir():
+        return [(path, lambda: read_export(path))]
+    if (path / "learners").is_dir():  # a served room
+        room = _room(path)
+        if room is None:
+            notes.append(f"{path / ROOM_FILE} is missing or unreadable: each learner's opened puzzles are shown")
+        folders = sorted(p for p in (path / "learners").iterdir() if p.is_dir() and not p.is_symlink())
+        if not folders:
+            return [(path, BadExport("is a served room with no learners yet"))]
+        return [(folder, lambda folder=folder: from_folder(folder, room, notes)) for folder in folders]
+    if (path / "state.json").exists() or (path / FILE_NAME).exists():  # one learner's data folder
+        return [(path, lambda: from_folder(path, None, notes))]
+    exports = sorted(p for p in path.glob("*.json"))
+    if exports:
+        return [(p, lambda p=p: read_export(p)) for p in exports]
+    return [(path, BadExport("is a folder with no export files, learner folders or progress in it"))]
+
+
+def from_folder(folder: Path, room: RoomDescription | None, notes: list[str] | None = None) -> LearnerExport:
+    """A learner's data folder as an export, read only."""
+    from ..puzzles import load_catalog
+
+    store = Store(folder, read_only=True)
+    learner = load_learner(folder, save=False)
+    if not (folder / FILE_NAME).is_file():  # no id of its own yet: the folder's name stays the same
+        learner = Learner(_ID.fullmatch(folder.name) and folder.name or "unnamed-folder", learner.name)
+    ids = list(room.puzzles) if room else export_puzzle_ids(store, load_catalog(on_demand=True))
+    data = build_export(store, learner, ids, workshop=room)
+    if notes is not None:
+        notes += [f"{folder}: {notice}" for notice in store.notices]
+    return export_from(data, folder)
+
+
+def _room(root: Path) -> RoomDescription | None:
+    try:
+        raw = loads_strict(read_regular(root / ROOM_FILE, MB).decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("title"), str) or not isinstance(raw.get("puzzles"), list):
+        return None
+    puzzles = tuple(p for p in raw["puzzles"] if isinstance(p, str) and _ID.fullmatch(p))
+    return RoomDescription(raw["title"], puzzles)
