@@ -109,14 +109,16 @@ class TutorApp(App):
     def __init__(self, *, catalog: Catalog | None = None, store: Store | None = None,
                  backend: str | None = None, puzzle: str | None = None, runner_timeout: float = 10.0,
                  seed: int | None = None, repeatable: bool = False, ai_settings=None, workshop=None,
-                 runners: tuple | None = None):
-        """`runners`: (the backend's Runner, the compiler's sim Runner) to borrow instead of starting
+                 runners: tuple | None = None, ask_name: bool = False):
+        """`ask_name`: ask the learner's name once even without a workshop (a served room's).
+        `runners`: (the backend's Runner, the compiler's sim Runner) to borrow instead of starting
         two children: warm ones shared by many apps in one process (a test session). The app leaves
         them running when it closes; the caller owns them."""
         super().__init__()
         from ..ai.config import AISettings
 
         self.workshop = workshop  # a facilitator's file (tutor.workshop.config): its puzzles, title and policies
+        self._ask_name = ask_name or (workshop is not None and workshop.ask_name)
         self._workshop_notice = None
         if workshop is not None:
             catalog = workshop.restrict(catalog or load_catalog(on_demand=True))
@@ -192,7 +194,7 @@ class TutorApp(App):
         self._main.query_one("#editor", TextArea).focus()
         for notice in self.store.notices:  # they quote paths and ids from the data folder
             self.notify(terminal_safe(notice), severity="warning", timeout=10, markup=False)
-        if self.workshop is not None:
+        if self.workshop is not None or self._ask_name:
             self._start_workshop()
         self._apply_width(self.size.width)
 
@@ -200,13 +202,20 @@ class TutorApp(App):
         """A workshop's welcome: why the backend differs from its file, and the learner's name, asked once."""
         if self._workshop_notice:
             self.notify(self._workshop_notice, severity="warning", timeout=10)
-        if self.workshop.ask_name:
+        if self._ask_name:
             from ..workshop.learner import load_learner
 
             if load_learner(self.store.root).name is None:
                 from .screens.learner_name import NameScreen
 
-                self.push_screen(NameScreen(self.workshop.title, self.store.root))
+                title = self.workshop.title if self.workshop is not None else "gpu-tutor"
+                self.push_screen(NameScreen(title, self.store.root))
+
+    @property
+    def _compiles_first(self) -> bool:
+        """In a served room (runner.SERVED_ENV) every run passes the real compiler before it runs, in
+        the run's own child: the compiler's second child beside the simulator would repeat it."""
+        return self.runner is not None and self.runner.untrusted == "served"
 
     @property
     def solutions_policy(self) -> str:
@@ -216,11 +225,12 @@ class TutorApp(App):
     def _warm_runner(self) -> None:
         try:
             self.runner.start()
-            if self.backend == "sim":
+            beside = self.backend == "sim" and not self._compiles_first
+            if beside:
                 self.compiler.start()
             self.runner.wait_ready()
             self._warm = True
-            if self.backend == "sim":
+            if beside:
                 self.compiler.wait_ready()
         except Exception as e:  # shown, never fatal: the first run will say more
             self.call_from_thread(self.notify, terminal_safe(f"Could not start the {self.backend} backend: {e}"),
@@ -643,8 +653,10 @@ class TutorApp(App):
         self._running_since = self._pressed_at = time.monotonic()
         self._main.query_one(VerdictView).running(self.backend, starting=not self._warm)
         self._compiled.clear()
-        if self.backend == "sim":  # a GPU run compiles for real anyway
+        if self.backend == "sim" and not self._compiles_first:  # a GPU run compiles for real anyway
             self._compile(self._generation, self.puzzle.id, source, self.compiler)
+        elif self.backend == "sim":  # a served learner's run is compiled before it runs: its verdict says so
+            self._compiled[self._generation] = (None, None)
         self._run(self._generation, self.puzzle.id, source, self.runner)
 
     @work(thread=True, group="compile", exit_on_error=False)
@@ -829,9 +841,10 @@ def incomplete_python(source: str) -> str | None:
 
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
-             repeatable: bool = False, ai_settings=None, workshop=None, runners: tuple | None = None) -> TutorApp:
+             repeatable: bool = False, ai_settings=None, workshop=None, runners: tuple | None = None,
+             ask_name: bool = False) -> TutorApp:
     """The app as the CLI and the tests build it: same wiring, their own data directory. A workshop
     (tutor.workshop.config) narrows the puzzles to its own and sets the title, policies and backend."""
     return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
                     puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
-                    ai_settings=ai_settings, workshop=workshop, runners=runners)
+                    ai_settings=ai_settings, workshop=workshop, runners=runners, ask_name=ask_name)

@@ -28,6 +28,9 @@ class NameScreen(ModalScreen[str | None]):
         background: $surface;
         padding: 1 2;
     }
+    NameScreen Label {
+        width: 100%;
+    }
     NameScreen #name-problem {
         color: $error;
         height: auto;
