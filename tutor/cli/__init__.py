@@ -19,6 +19,7 @@ import sys
 from ..ai.config import ConfigError
 from ..engine.runner import BACKENDS, DEFAULT_TIMEOUT, RunnerError
 from ..puzzles import ContentError
+from ..serve.command import add_serve_command
 from ..textsafe import terminal_safe
 from ..workshop.cli import add_commands as add_workshop_commands
 from ..workshop.cli import add_workshop_option
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_optimise)
 
     add_workshop_commands(sub)  # workshop init|check, export, report
+    add_serve_command(sub, add_workshop_option)
 
     p = sub.add_parser("content", help="content tools: `gpu-tutor content check`")
     csub = p.add_subparsers(dest="content_command", metavar="ACTION")

@@ -1,0 +1,45 @@
+"""What each browser learner's app process is given and opens with (tutor.serve.session), without
+a browser: its own folder, untrusted checks, the room's workshop and its one GPU queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tutor.engine.gpulock import QUEUE_ENV, TURNS_ENV
+from tutor.engine.runner import SERVED_ENV, Runner
+from tutor.serve.room import Room, session_env
+from tutor.serve.session import open_app
+
+
+def test_a_learners_app_gets_its_folder_the_served_flag_and_the_rooms_workshop(tmp_path):
+    room = Room(root=tmp_path, token="t", workshop=tmp_path / "w.toml", title="Club", puzzles=("map",))
+    folder = room.learner_folder("a" * 32)
+    env = session_env(room, folder)
+    assert env["GPU_TUTOR_DATA"] == str(folder) and folder.parent == tmp_path / "learners"
+    assert env[SERVED_ENV] == "1" and env["GPU_TUTOR_WORKSHOP"] == str(tmp_path / "w.toml")
+    assert room.learner_folder("b" * 32) != folder and "a" * 32 not in str(folder)
+
+
+def test_the_app_joins_the_workshops_gpu_queue_and_asks_the_name(tmp_path, monkeypatch):
+    (tmp_path / "w.toml").write_text(f'title = "Club"\npuzzles = ["map", "zip"]\ngpu_queue = "{tmp_path / "q"}"\n'
+                                     'gpu_turns = 2\n')
+    for key in (QUEUE_ENV, TURNS_ENV):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("GPU_TUTOR_WORKSHOP", str(tmp_path / "w.toml"))
+    monkeypatch.setenv("GPU_TUTOR_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv(SERVED_ENV, "1")
+    app = open_app()
+    import os
+
+    assert os.environ[QUEUE_ENV] == str(tmp_path / "q") and os.environ[TURNS_ENV] == "2"
+    assert app.workshop.title == "Club" and app._ask_name and app.catalog.ids() == ["map", "zip"]
+    assert Path(app.store.root) == tmp_path / "data" and (tmp_path / "data" / "learner.json").exists()
+    assert Runner("sim").untrusted == "served"
+
+
+def test_without_a_workshop_every_puzzle_authored_hints_and_the_name_asked(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPU_TUTOR_WORKSHOP", raising=False)
+    monkeypatch.setenv("GPU_TUTOR_DATA", str(tmp_path / "data"))
+    app = open_app()
+    assert app.workshop is None and app._ask_name and len(app.catalog.ids()) >= 30
+    assert app.ai_settings.model is None and app.ai_settings.offline

@@ -1,0 +1,150 @@
+"""`gpu-tutor serve`: the facilitator's one command for a room of browsers.
+
+It checks everything it can before it listens (the workshop file, the data folder, that learners'
+kernels cannot read that folder, that the port is free) and then prints the one link to hand out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import os
+import socket
+import sys
+from pathlib import Path
+
+from ..textsafe import terminal_safe
+
+LOOPBACK = "127.0.0.1"
+
+
+class ServeError(Exception):
+    """What keeps the room from opening, said with what to do."""
+
+
+def add_serve_command(sub, add_workshop_option) -> None:
+    p = sub.add_parser("serve", help="for facilitators: serve the app to a room of browsers (each learner gets "
+                                     "their own app and data folder; the link carries the room's token)")
+    add_workshop_option(p, default=argparse.SUPPRESS)
+    p.add_argument("--host", default=LOOPBACK,
+                   help="the address to listen on (default 127.0.0.1: this machine only; 0.0.0.0 for the "
+                        "room's network)")
+    p.add_argument("--port", type=int, default=8000, help="the port (default 8000)")
+    p.add_argument("--data", metavar="DIR", default=None,
+                   help="the room's folder: one data folder per learner under DIR/learners (default: "
+                        "'served' in gpu-tutor's data folder)")
+    p.add_argument("--max-learners", type=int, default=64,
+                   help="browser sessions at once (default 64); each is an app and a simulator process")
+    p.set_defaults(func=cmd_serve)
+
+
+def cmd_serve(args) -> int:
+    try:
+        server, room, url = prepare(args)
+    except ServeError as e:
+        print(f"gpu-tutor serve: {terminal_safe(str(e))}", file=sys.stderr)
+        return 2
+    for line in describe(room, args.host, url):
+        print(terminal_safe(line))
+    sys.stdout.flush()
+    server.serve()
+    return 0
+
+
+def prepare(args):
+    """(the server, its Room, the link to hand out), or ServeError."""
+    import importlib.util
+
+    if importlib.util.find_spec("textual_serve") is None:
+        raise ServeError("needs textual-serve: pip install 'gpu-tutor[serve]' (or pip install textual-serve)")
+    from ..puzzles import load_catalog
+    from ..workshop.cli import active_workshop
+    from .room import Room, build_server, new_token
+
+    if not 0 < args.port < 65536:
+        raise ServeError(f"--port {args.port}: choose a port from 1 to 65535 (e.g. 8000)")
+    if args.max_learners < 1:
+        raise ServeError(f"--max-learners {args.max_learners}: at least 1")
+    workshop = active_workshop(args)  # a bad file is reported now, not in every learner's browser
+    catalog = load_catalog(on_demand=True)
+    puzzles = tuple(workshop.puzzles) if workshop else tuple(catalog.ids())
+    root = Path(args.data).expanduser() if args.data else _default_root()
+    root = root.resolve()
+    exposed = readable_by_kernels(root)
+    if exposed:
+        raise ServeError(f"{root}: lies inside {exposed}, which every learner's sandboxed kernel may read; "
+                         "choose a room folder elsewhere with --data (e.g. --data ~/gpu-tutor-room)")
+    room = Room(root=root, token=new_token(), workshop=workshop.path.resolve() if workshop else None,
+                title=workshop.title if workshop else "gpu-tutor", puzzles=puzzles, max_sessions=args.max_learners)
+    try:
+        room.write_description()
+    except OSError as e:
+        raise ServeError(f"{root}: cannot be written ({e.strerror or e}); choose another folder with --data") from None
+    _check_port(args.host, args.port)
+    host_in_url = args.host if args.host not in ("0.0.0.0", "::") else socket.gethostname()
+    if ":" in host_in_url:
+        host_in_url = f"[{host_in_url}]"
+    url = f"http://{host_in_url}:{args.port}/?token={room.token}"
+    return build_server(room, args.host, args.port), room, url
+
+
+def describe(room, host: str, url: str) -> list[str]:
+    from ..engine.runner import gpu_present
+    from ..engine.sandbox import landlock_abi
+
+    lines = [f"gpu-tutor serve: {room.title} ({len(room.puzzles)} puzzles)",
+             f"  the room's link (hand it out; it carries the token): {url}",
+             f"  learners' folders: {room.root / 'learners'}   class table: gpu-tutor report {room.root}"]
+    if _is_loopback(host):
+        lines.append("  listening on this machine only (--host 0.0.0.0 serves the room's network)")
+    else:
+        lines.append(f"  listening on {host}: anyone with the link can join; without the token a request is refused")
+    lines.append("  backend: a GPU, one queue for the whole room" if gpu_present() else
+                 "  backend: the simulator (no GPU here); simulator runs never wait for one another")
+    if landlock_abi() < 1:
+        lines.append("  warning: this kernel has no Landlock; learners' kernels are kept from other folders only "
+                     "by the real compiler, which must accept each kernel before it runs")
+    lines.append("  ctrl+c stops the room (every learner's code is saved)")
+    return lines
+
+
+def readable_by_kernels(root: Path) -> str | None:
+    """The path sandboxed children may read that holds `root` (the room's learners' code), if any."""
+    from ..engine.sandbox import children_read
+    from ..puzzles import CONTENT_ENV
+
+    content = os.environ.get(CONTENT_ENV)  # the runner lets its child read a content folder of its own
+    for path in sorted(children_read([content] if content else [])):
+        try:
+            base = Path(path).resolve()
+        except OSError:
+            continue
+        if root == base or base in root.parents:
+            return str(base)
+    return None
+
+
+def _default_root() -> Path:
+    from ..store import default_root
+
+    return default_root() / "served"
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        probe.bind((host, port))
+    except OSError as e:
+        raise ServeError(f"cannot listen on {host}:{port} ({e.strerror or e}); choose another --port, or "
+                         "another --host") from None
+    finally:
+        probe.close()

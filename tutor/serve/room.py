@@ -1,0 +1,306 @@
+"""A room served to browsers: one token for the room, one data folder per browser, one app per tab.
+
+textual-serve runs a Textual app as a subprocess per websocket and relays its screen; this module
+puts a room's rules around it:
+- **The token.** Every request needs the room's token: in the URL the facilitator hands out (which
+  then becomes a cookie, and the address bar loses it) or in that cookie. Loopback included, since
+  on a shared machine every user can reach loopback. The websocket must also come from our own page
+  (its Origin is this host): another site open in the learner's browser cannot drive their app.
+- **A learner is a browser.** The first visit gets a random learner cookie; its hash names the data
+  folder (DATA/learners/HASH), so the folder's name, which the class report may show, does not
+  give the cookie away. A reload or a second tab of the same browser is the same learner: the new
+  tab takes over (the old tab's app saves and ends, so two apps never write one folder). Another
+  browser is another learner, with nothing shared.
+- **Each app process** gets `GPU_TUTOR_DATA` (its folder) and `GPU_TUTOR_SERVED=1`: its checks are
+  untrusted, so on the simulator the real compiler accepts a kernel before any of it runs, in the
+  sandboxed child (engine.sandbox), which cannot read the other folders nor the server's environment.
+
+The page is our own (no web fonts fetched: an offline room has no internet); it loads textual-serve's
+terminal script and font from its static folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import html
+import json
+import logging
+import re
+import secrets
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..workshop.folders import ROOM_FILE  # the room's title and puzzles, for the class report
+
+ROOM_COOKIE = "gpu_tutor_room"
+LEARNER_COOKIE = "gpu_tutor_learner"
+LEARNER_DAYS = 30  # a learner's browser keeps its folder across restarts for a month
+_LEARNER = re.compile(r"[A-Za-z0-9_-]{32}")
+STOP_WAIT_S = 10.0  # an app told to quit (its tab closed or taken over) gets this long to save and end
+log = logging.getLogger("gpu-tutor-serve")
+
+
+@dataclass
+class Room:
+    root: Path            # DATA: learners/ holds one folder per learner
+    token: str
+    workshop: Path | None  # the facilitator's file, handed to every learner's app
+    title: str
+    puzzles: tuple[str, ...]
+    max_sessions: int = 64
+
+    def learner_folder(self, cookie: str) -> Path:
+        return self.root / "learners" / hashlib.sha256(cookie.encode()).hexdigest()[:24]
+
+    def allows(self, token: str | None) -> bool:
+        return bool(token) and hmac.compare_digest(token.encode(), self.token.encode())
+
+    def write_description(self) -> None:
+        from ..store import write_atomic
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "learners").mkdir(exist_ok=True)
+        data = {"format": "gpu-tutor-room", "title": self.title, "puzzles": list(self.puzzles),
+                "workshop": str(self.workshop) if self.workshop else None}
+        write_atomic(self.root / ROOM_FILE, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def session_command() -> str:
+    return shlex.join([sys.executable, "-m", "tutor.serve.session"])
+
+
+def session_env(room: Room, folder: Path) -> dict[str, str]:
+    """What a learner's app process gets on top of the server's environment."""
+    from ..engine.runner import SERVED_ENV
+    from ..store import DATA_ENV
+    from ..workshop.config import WORKSHOP_ENV
+
+    env = {DATA_ENV: str(folder), SERVED_ENV: "1", "GPU_TUTOR_ROOM_TITLE": room.title}
+    if room.workshop is not None:
+        env[WORKSHOP_ENV] = str(room.workshop)
+    return env
+
+
+def build_server(room: Room, host: str, port: int):
+    """The aiohttp server of a room (textual_serve underneath); `.serve()` runs it until ctrl+c."""
+    from aiohttp import WSMsgType, web
+    from aiohttp.web_runner import GracefulExit
+    from textual_serve.app_service import AppService
+    from textual_serve.server import Server
+
+    class LearnerApp(AppService):
+        """One learner's app process: the server's environment plus the learner's folder."""
+
+        def __init__(self, folder: Path, websocket, **kwargs):
+            super().__init__(session_command(), write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+                             close=self.close_tab, **kwargs)
+            self.folder, self.websocket = folder, websocket
+            self.farewell = b"your app ended (your code is saved)"  # why the tab closes, as its close reason
+
+        async def close_tab(self) -> None:
+            await self.websocket.close(message=self.farewell)
+
+        def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+            env = super()._build_environment(width, height)
+            env.pop("TEXTUAL", None)  # never devtools for a learner
+            env.update(session_env(room, self.folder))
+            return env
+
+        async def stop(self) -> None:
+            """Ask the app to quit (it saves the code first); kill it when it does not."""
+            process = self._process
+            try:
+                await asyncio.wait_for(super().stop(), STOP_WAIT_S)
+                if process is not None:
+                    await asyncio.wait_for(process.wait(), STOP_WAIT_S)  # reaped here, not by a closed loop
+            except (asyncio.TimeoutError, OSError, RuntimeError):
+                if process is not None and process.returncode is None:
+                    process.kill()
+                    await process.wait()
+
+    class RoomServer(Server):
+        def __init__(self):
+            super().__init__(session_command(), host=host, port=port, title=f"gpu-tutor · {room.title}")
+            self.live: dict[str, tuple[LearnerApp, web.WebSocketResponse]] = {}  # by learner cookie
+            self.exiting = False
+            self.starting = 0
+
+        def initialize_logging(self) -> None:
+            logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+        async def on_startup(self, app) -> None:
+            pass  # cmd_serve has printed the room's address and token
+
+        def request_exit(self) -> None:
+            """ctrl+c: every app saves and ends, every tab hears that the room stopped, then the server
+            stops (aiohttp alone would first wait out its shutdown timeout on those open websockets).
+            A second ctrl+c stops at once."""
+            if self.exiting:
+                raise GracefulExit()
+            self.exiting = True
+            print("gpu-tutor serve: stopping the room (saving every learner's code)...", flush=True)
+            asyncio.get_running_loop().create_task(self._end_every_session())
+
+        async def _end_every_session(self) -> None:
+            live = [service for service, _ in self.live.values()]
+            for service in live:
+                service.farewell = b"the room stopped (your code is saved)"
+            await asyncio.gather(*(service.stop() for service in live), return_exceptions=True)
+            await asyncio.gather(*(service.close_tab() for service in live), return_exceptions=True)
+            asyncio.get_running_loop().call_soon(self._exit_now)
+
+        @staticmethod
+        def _exit_now() -> None:
+            raise GracefulExit()
+
+        async def _make_app(self) -> web.Application:
+            app = web.Application(middlewares=[self.require_token])
+            app.add_routes([web.get("/", self.handle_index), web.get("/ws", self.handle_websocket),
+                            web.static("/static", self.statics_path)])
+            return app
+
+        @web.middleware
+        async def require_token(self, request, handler):
+            if not (room.allows(request.query.get("token")) or room.allows(request.cookies.get(ROOM_COOKIE))):
+                log.info("refused %s %s: no room token", request.remote, request.path)
+                return web.Response(status=403, content_type="text/html", text=REFUSED_PAGE)
+            return await handler(request)
+
+        async def handle_index(self, request):
+            learner = request.cookies.get(LEARNER_COOKIE, "")
+            if room.allows(request.query.get("token")) or not _LEARNER.fullmatch(learner):
+                # the link's token becomes a cookie and leaves the address bar (and the browser's history)
+                response = web.Response(status=303, headers={"Location": "/"})
+                response.set_cookie(ROOM_COOKIE, room.token, httponly=True, samesite="Strict", path="/")
+                if not _LEARNER.fullmatch(learner):
+                    response.set_cookie(LEARNER_COOKIE, secrets.token_urlsafe(24), httponly=True, samesite="Strict",
+                                        path="/", max_age=LEARNER_DAYS * 86400)
+                return response
+            scheme = "wss" if request.secure else "ws"
+            page = PAGE.format(title=html.escape(self.title), ws=html.escape(f"{scheme}://{request.host}/ws"),
+                               font_size=_font_size(request.query.get("fontsize")))
+            return web.Response(content_type="text/html", text=page, headers={"Cache-Control": "no-store"})
+
+        async def handle_websocket(self, request):
+            origin = request.headers.get("Origin")
+            if origin is not None and origin.split("://", 1)[-1] != request.host:
+                log.info("refused a websocket from %s (page of another site: %s)", request.remote, origin)
+                return web.Response(status=403, text="this room's app opens only from its own page")
+            learner = request.cookies.get(LEARNER_COOKIE, "")
+            if not _LEARNER.fullmatch(learner):
+                return web.Response(status=403, text="open the room's link first")
+            if len(self.live) + self.starting >= room.max_sessions and learner not in self.live:
+                return web.Response(status=503, text=f"the room is full ({room.max_sessions} learners); "
+                                                     "ask your facilitator")
+            width = _size(request.query.get("width"), 80)
+            height = _size(request.query.get("height"), 24)
+            websocket = web.WebSocketResponse(heartbeat=15)
+            await websocket.prepare(request)
+            folder = room.learner_folder(learner)
+            folder.mkdir(parents=True, exist_ok=True)
+            self.starting += 1
+            try:
+                earlier = self.live.pop(learner, None)
+                if earlier is not None:  # the same browser's new tab or reload: the old app saves and ends
+                    earlier[0].farewell = b"this learner opened the room in another tab"
+                    await earlier[0].stop()
+                    await earlier[0].close_tab()
+                service = LearnerApp(folder, websocket, download_manager=self.download_manager)
+                self.live[learner] = (service, websocket)
+                await service.start(width, height)
+            finally:
+                self.starting -= 1
+            log.info("learner %s: app started (%d in the room)", folder.name, len(self.live))
+            try:
+                await _relay(websocket, service, WSMsgType.TEXT)
+            except Exception as error:  # a bad message ends that tab, never the room
+                log.info("learner %s: connection ended (%s)", folder.name, error)
+            finally:
+                if self.live.get(learner, (None,))[0] is service:
+                    del self.live[learner]
+                ending = time.monotonic()
+                await service.stop()
+                log.info("learner %s: app ended in %.1f s", folder.name, time.monotonic() - ending)
+                await websocket.close()
+            return websocket
+
+    return RoomServer()
+
+
+async def _relay(websocket, service, text_type) -> None:
+    """The browser's keys and sizes to the app; everything else is ignored."""
+    async for message in websocket:
+        if message.type != text_type:
+            continue
+        try:
+            kind, data = json.loads(message.data)
+        except (ValueError, TypeError):
+            continue
+        if kind == "stdin" and isinstance(data, str):
+            await service.send_bytes(data.encode("utf-8"))
+        elif kind == "resize" and isinstance(data, dict):
+            await service.set_terminal_size(_size(data.get("width"), 80), _size(data.get("height"), 24))
+        elif kind == "ping":
+            await websocket.send_json(["pong", data])
+        elif kind == "blur":
+            await service.blur()
+        elif kind == "focus":
+            await service.focus()
+
+
+def _size(value, default: int) -> int:
+    try:
+        return max(10, min(int(value), 1000))
+    except (TypeError, ValueError):
+        return default
+
+
+def _font_size(value) -> int:
+    try:
+        return max(8, min(int(value), 40))
+    except (TypeError, ValueError):
+        return 16
+
+
+REFUSED_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>gpu-tutor</title></head>
+<body style="font-family: monospace; background: #0c181f; color: #eee; padding: 3em">
+<h1>This room needs its link</h1>
+<p>Open the address your facilitator gave you: it ends in <code>?token=...</code>.</p>
+</body></html>
+"""
+
+PAGE = """<!DOCTYPE html>
+<html>
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<link rel="stylesheet" href="/static/css/xterm.css">
+<script src="/static/js/textual.js"></script>
+<style>
+@font-face {{ font-family: "Roboto Mono"; src: url("/static/fonts/RobotoMono-VariableFont_wght.ttf"); }}
+html, body {{ margin: 0; height: 100%; background: #0c181f; color: #e8e8e8; font-family: "Roboto Mono", monospace; }}
+.note {{ position: absolute; inset: 0; display: flex; align-items: center; justify-content: center;
+         flex-direction: column; z-index: 10; }}
+.note.ended, body.-first-byte .note.starting {{ display: none; }}
+body.-closed .note.ended {{ display: flex; background: #0c181f; }}
+.textual-terminal {{ width: 100vw; height: 100vh; opacity: 0; }}
+body.-first-byte .textual-terminal {{ opacity: 1; }}
+a {{ color: #ac5af4; }}
+</style>
+</head>
+<body>
+<div class="note starting"><p>{title}</p><p>starting your session...</p></div>
+<div class="note ended"><p>Your session ended (your code is saved).</p><p><a href="/">Start again</a></p></div>
+<div id="terminal" class="textual-terminal" data-session-websocket-url="{ws}" data-font-size="{font_size}"></div>
+</body>
+</html>
+"""
