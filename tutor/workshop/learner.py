@@ -78,6 +78,8 @@ def check_name(text: str) -> tuple[str, str | None]:
         return text, f"Please keep it under {MAX_NAME} characters."
     if any(unicodedata.category(c).startswith("C") for c in name):
         return text, "Letters, digits, spaces and punctuation only, please."
+    if name[0] in "=+-@":  # the class table's CSV would be a formula in a spreadsheet
+        return text, f"Please start your name with a letter or a digit, not {name[0]!r}."
     return name, None
 
 

@@ -129,8 +129,19 @@ CSV_COLUMNS = ("learner", "learner_id", "exported_at", "position", "puzzle", "so
                "time_to_solve_s", "time_on_puzzle_s", "hint_levels_used", "ai_hints_used", "now_on")
 
 
+# A spreadsheet runs a cell that starts so as a formula (=HYPERLINK(...) sends data away); a learner's
+# name is theirs to type, and an export file anyone's to edit.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(text: str) -> str:
+    """`text` as a spreadsheet will show it and never run it: a leading apostrophe where it would start
+    a formula."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
 def report_csv(report: ClassReport) -> str:
-    """One row per learner and puzzle, in the report's order."""
+    """One row per learner and puzzle, in the report's order; every text as text (spreadsheet_text)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -138,12 +149,17 @@ def report_csv(report: ClassReport) -> str:
         for n, pid in enumerate(report.puzzles, 1):
             r = e.record(pid)
             t = e.time_on(pid)
-            writer.writerow([e.learner.name or "", e.learner.id, iso_time(e.exported_at), n, pid,
-                             "" if r is None else str(r.solved).lower(), "" if r is None else r.attempts,
-                             "" if r is None or r.time_to_solve_s is None else r.time_to_solve_s,
-                             "" if t is None else round(t, 1), "" if r is None else r.hint_levels_used,
-                             "" if r is None else r.ai_hints_used, str(e.current_puzzle == pid).lower()])
+            writer.writerow(_cells([e.learner.name or "", e.learner.id, iso_time(e.exported_at), n, pid,
+                                   "" if r is None else str(r.solved).lower(), "" if r is None else r.attempts,
+                                   "" if r is None or r.time_to_solve_s is None else r.time_to_solve_s,
+                                   "" if t is None else round(t, 1), "" if r is None else r.hint_levels_used,
+                                   "" if r is None else r.ai_hints_used, str(e.current_puzzle == pid).lower()]))
     return out.getvalue()
+
+
+def _cells(row: list) -> list:
+    """Every text cell through spreadsheet_text: names, ids and puzzle ids all come from files."""
+    return [spreadsheet_text(c) if isinstance(c, str) else c for c in row]
 
 
 def duration(seconds: float | None) -> str:
