@@ -96,9 +96,59 @@ def test_a_served_learners_file_reaches_neither_another_folder_nor_the_servers_e
         watch.close()
     assert not verdict.passed
     failure = verdict.failures[0]
-    assert failure.kind == "compile_error" and failure.line == 3
-    assert ("PermissionError" in failure.message) if attack != "os_environ" else ("IndexError" in failure.message)
+    assert failure.kind == "static" and not verdict.configs, verdict.failures  # screened, never loaded
+    assert [f.rule for f in verdict.failures] == {"file": ["module-state"], "environ_of_the_app": ["import", "module-state"],
+                                                   "os_environ": ["import", "module-state"]}[attack]
     assert not touched and "learner B" not in str(verdict.to_json()) and PLANTED not in str(verdict.to_json())
+
+
+REFERENCE = ROOT / "content" / "map" / "reference.py"
+READ = f"open({str(REFERENCE)!r}).read()"
+KERNEL_BODY = "    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n"
+LOADING_RUNS = {  # every place of a file that runs as Python when it is loaded, before the compiler
+    "module_level": (f"from numba import cuda\nraise ValueError({READ})\n\n\n@cuda.jit\ndef kernel(out, a):\n"
+                     + KERNEL_BODY, 2),
+    "decorator": f"from numba import cuda\n\n\n@cuda.jit(device={READ} == '')\ndef kernel(out, a):\n" + KERNEL_BODY,
+    "default": f"from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a, b={READ}):\n" + KERNEL_BODY,
+    "annotation": f"from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a: {READ}):\n" + KERNEL_BODY,
+    "helper_decorator": (f"from numba import cuda\n\n\ndef steal(f):\n    raise ValueError({READ})\n\n\n"
+                         "@steal\ndef helper():\n    pass\n\n\n@cuda.jit\ndef kernel(out, a):\n" + KERNEL_BODY),
+}
+
+
+@pytest.mark.parametrize("where", sorted(LOADING_RUNS))
+def test_what_runs_while_a_file_loads_never_reads_the_reference_the_sandbox_lets_its_child_read(monkeypatch, where):
+    """The content folder (the project) is readable by every child, for the puzzles' data: a
+    served learner's file that read the puzzle's reference while it was loaded for the compiler got
+    the answer back in the load error's message (it did, before the module level was screened)."""
+    source = LOADING_RUNS[where]
+    source = source[0] if isinstance(source, tuple) else source
+    answer = REFERENCE.read_text().splitlines()[-1].strip()  # the reference's last line, its one write
+    monkeypatch.setenv(SERVED_ENV, "1")
+    with Runner("sim") as served:
+        verdict = served.check("map", source, "map.py").verdict
+        compiled, _ = served.compile("map", source, "map.py")  # the compiler's own request is screened too
+    assert compiled.kind == "static" and answer not in compiled.message
+    assert not verdict.passed and verdict.failures and {f.kind for f in verdict.failures} == {"static"}
+    assert answer not in str(verdict.to_json()) and not verdict.configs
+    body = source.splitlines().index("    i = cuda.threadIdx.x") + 1
+    assert all(f.line is not None and f.line < body for f in verdict.failures)  # none is the kernel's
+    monkeypatch.delenv(SERVED_ENV)
+    with Runner("sim") as for_a_model:  # the same for code a model wrote
+        verdict = for_a_model.check("map", source, "map.py", untrusted=True).verdict
+    assert {f.kind for f in verdict.failures} == {"static"} and answer not in str(verdict.to_json())
+
+
+def test_a_served_learner_keeps_print_and_whatever_numba_compiles_inside_the_kernel(monkeypatch):
+    """Only what loading runs is screened; the kernel's body is the compiler's to judge."""
+    monkeypatch.setenv(SERVED_ENV, "1")
+    source = ('"""My map."""\nimport math\nfrom numba import cuda, float32\n\nTPB = 4\nTEN = 10.0\n\n\n'
+              "@cuda.jit(device=True)\ndef plus(x):\n    return x + TEN\n\n\n@cuda.jit\ndef kernel(out, a):\n"
+              "    i = cuda.threadIdx.x\n    if i == 0:\n        print('thread', i)\n"
+              "    out[i] = plus(a[i]) + math.floor(0.5)\n")
+    with Runner("sim") as served:
+        verdict = served.check("map", source, "map.py").verdict
+    assert verdict.passed, verdict.failures
 
 
 def test_a_served_learners_right_kernel_still_passes_and_its_grid_is_drawn(monkeypatch):

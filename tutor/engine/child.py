@@ -52,6 +52,15 @@ def handle(backend: str, request: dict, catalogs: dict):
         if root not in catalogs:
             catalogs[root] = load_catalog(root)
         puzzle = catalogs[root].get(request["puzzle"])
+        refused = _module_level_refused(request) if request.get("untrusted") else []
+        if refused and op == "compile":
+            return refused[0], None
+        if refused:
+            from .check import CheckResult
+            from .verdict import Verdict
+
+            return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=request.get("seed"),
+                                       failures=refused))
         if op == "compile":
             from .check import compile_puzzle
 
@@ -87,6 +96,18 @@ def handle(backend: str, request: dict, catalogs: dict):
                          timing_runs=int(request.get("timing_runs", TIMING_RUNS)), namespace=_PREPARED.get(key),
                          timed=None if timed is None else [int(n) for n in timed])
     raise ValueError(f"unknown request {op!r}")
+
+
+def _module_level_refused(request: dict) -> list:
+    """Untrusted code's module level is screened before any of it is loaded (static_rules.
+    check_module_level): loading runs it as Python, before Numba's compiler has seen the kernel."""
+    from .static_rules import check_module_level
+    from .verdict import Failure
+
+    whose = _whose(request["untrusted"])
+    return [Failure(kind="static", rule=f.rule, line=f.line,
+                    message=f"{whose} is loaded only when its module level is plain definitions: {f.message} {f.fix}")
+            for f in check_module_level(request["source"], request["filename"])]
 
 
 def _whose(untrusted) -> str:

@@ -211,7 +211,7 @@ class Runner:
         """Only the real-compiler check, for running beside a simulator check in another child:
         (Failure or None, note or None)."""
         request = {"op": "compile", "puzzle": puzzle, "source": source, "filename": filename,
-                   "content": self.content}
+                   "content": self.content, "untrusted": self.untrusted or False}
         with self._lock:
             self._cancelled = False
             answer = self._ask(request)
