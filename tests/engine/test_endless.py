@@ -17,12 +17,14 @@ def kernel(out, a):
     while spin >= 0:
         out[i] = a[i] + 10
 """
+# where the signal stops it: between two bytecodes of the loop, its test (8) or its body (9)
+LOOP_LINES = (8, 9)
 
 
 def test_an_endless_kernel_is_stopped_at_its_line_and_its_trace_is_cut_for_the_grid(catalog):
     result = check_sim(catalog.get("map"), ENDLESS, seed=1, n_random=0, timeout=5.0, compile=False)
     verdict = result.verdict
-    assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line == 9
+    assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line in LOOP_LINES
     run = result.runs[0]
     assert len(run.trace.events) == SPUN_EVENTS and "the kernel never ended" in run.trace.printed
     assert verdict.configs[0].counters is None  # nothing to count that would mean anything
@@ -34,5 +36,5 @@ def test_through_the_runner_the_verdict_arrives_within_the_time_limit_and_a_grac
         started = time.monotonic()
         verdict = runner.check("map", ENDLESS, "endless.py", seed=1, n_random=0, compile=False).verdict
         took = time.monotonic() - started
-    assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line == 9
+    assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line in LOOP_LINES
     assert took < 3.0 + 5.0, took  # the runner's grace; it used to be killed there with no line
