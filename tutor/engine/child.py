@@ -56,22 +56,17 @@ def handle(backend: str, request: dict, catalogs: dict):
         if refused and op == "compile":
             return refused[0], None
         if refused:
-            from .check import CheckResult
-            from .verdict import Verdict
-
-            return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=request.get("seed"),
-                                       failures=refused))
+            return _refusal(puzzle, backend, request, refused)
         if op == "compile":
             from .check import compile_puzzle
 
             return compile_puzzle(puzzle, request["source"], request["filename"])
         if request.get("untrusted") and backend == "numba-sim":  # Numba's simulator runs kernels as Python
-            from .check import CheckResult
-            from .verdict import Failure, Verdict
+            from .verdict import Failure
 
-            return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, failures=[Failure(
+            return _refusal(puzzle, backend, request, [Failure(
                 kind="unsupported", message=f"{_whose(request['untrusted'])} is checked on our simulator or a GPU, "
-                                            "never on Numba's simulator (it would run the kernel as plain Python).")]))
+                                            "never on Numba's simulator (it would run the kernel as plain Python).")])
         configs = request["configs"]  # (config, inputs): the answers stay with the runner
         if backend == "sim" and op == "prepare":
             raise ValueError("the simulator takes no GPU turn: nothing to prepare")
@@ -96,6 +91,15 @@ def handle(backend: str, request: dict, catalogs: dict):
                          timing_runs=int(request.get("timing_runs", TIMING_RUNS)), namespace=_PREPARED.get(key),
                          timed=None if timed is None else [int(n) for n in timed])
     raise ValueError(f"unknown request {op!r}")
+
+
+def _refusal(puzzle, backend: str, request: dict, failures: list):
+    """A check that stops before anything of the file is loaded: its verdict, with why."""
+    from .check import CheckResult
+    from .verdict import Verdict
+
+    return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=request.get("seed"),
+                               failures=failures))
 
 
 def _module_level_refused(request: dict) -> list:

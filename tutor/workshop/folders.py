@@ -9,16 +9,14 @@ a folder and a file can never disagree on what a progress record is.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..store import MB, Store, loads_strict, read_regular
 from .export import BadExport, LearnerExport, build_export, export_from, export_puzzle_ids
-from .learner import FILE_NAME, Learner, load_learner
+from .learner import FILE_NAME, PLAIN_ID, Learner, load_learner
 
 ROOM_FILE = "room.json"  # written by `gpu-tutor serve` (tutor.serve.room): the room's title and puzzles
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ def from_folder(folder: Path, room: RoomDescription | None, notes: list[str] | N
     store = Store(folder, read_only=True)
     learner = load_learner(folder, save=False)
     if not (folder / FILE_NAME).is_file():  # no id of its own yet: the folder's name stays the same
-        learner = Learner(_ID.fullmatch(folder.name) and folder.name or "unnamed-folder", learner.name)
+        learner = Learner(PLAIN_ID.fullmatch(folder.name) and folder.name or "unnamed-folder", learner.name)
     ids = list(room.puzzles) if room else export_puzzle_ids(store, load_catalog(on_demand=True))
     data = build_export(store, learner, ids, workshop=room)
     if notes is not None:
@@ -72,5 +70,5 @@ def _room(root: Path) -> RoomDescription | None:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("title"), str) or not isinstance(raw.get("puzzles"), list):
         return None
-    puzzles = tuple(p for p in raw["puzzles"] if isinstance(p, str) and _ID.fullmatch(p))
+    puzzles = tuple(p for p in raw["puzzles"] if isinstance(p, str) and PLAIN_ID.fullmatch(p))
     return RoomDescription(raw["title"], puzzles)

@@ -21,7 +21,7 @@ FILE_NAME = "learner.json"
 MAX_NAME = 60
 FILE_LIMIT = 64 * 1024  # an id and a name of 60 characters
 # Ours are learner-<8 hex digits>; anything else plain enough to print and to put in a file name.
-_LEARNER_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def load_learner(root: Path, *, save: bool = True) -> Learner:
         pass
     if not isinstance(raw, dict):
         raw = {}
-    learner_id = raw.get("id") if isinstance(raw.get("id"), str) and _LEARNER_ID.fullmatch(raw["id"]) else None
+    learner_id = raw.get("id") if isinstance(raw.get("id"), str) and PLAIN_ID.fullmatch(raw["id"]) else None
     name = raw.get("name") if isinstance(raw.get("name"), str) else None
     if name is not None and check_name(name)[1] is not None:
         name = None
