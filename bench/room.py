@@ -569,7 +569,8 @@ def _turns_note(turns: int | None) -> str:
     name = getattr(gpulock, "TURNS_ENV", None)
     if turns:
         return f"GPU_TUTOR_GPU_TURNS={turns}" + ("" if name else " (this gpulock does not read it: one turn at a time)")
-    return "GPU turns: gpulock's default" + (f" ({name} unset)" if name else " (one at a time)")
+    default = getattr(gpulock, "DEFAULT_TURNS", 1)
+    return "GPU turns: gpulock's default" + (f", {default} ({name} unset)" if name else " (one at a time)")
 
 
 def main(argv=None) -> int:

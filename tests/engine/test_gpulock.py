@@ -203,6 +203,7 @@ def test_a_gpu_verification_waits_its_turn_too(tmp_path, monkeypatch):
     from tutor.coach.verify import verify
 
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
+    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", "1")  # as the holder counts (the room's default is 4)
     holder = Learner(tmp_path)
     holder.expect("HELD")
     told, outcome = [], {}
@@ -333,9 +334,11 @@ def test_a_queue_refuses_turns_it_cannot_count(tmp_path, turns):
 def test_the_turns_come_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
     monkeypatch.delenv("GPU_TUTOR_GPU_TURNS", raising=False)
-    assert shared_queue().turns == 1 and shared_queue().notice is None
-    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", " 4 ")
-    assert shared_queue().turns == 4 and Runner("gpu").gpu_queue.turns == 4
+    assert shared_queue().turns == 4 and shared_queue().notice is None  # the room's default
+    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", " 3 ")
+    assert shared_queue().turns == 3 and Runner("gpu").gpu_queue.turns == 3
+    monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", "1")
+    assert shared_queue().turns == 1
     assert shared_queue(turns=2).turns == 2  # a caller that knows better
     monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", "16")
     assert shared_queue().turns == 16

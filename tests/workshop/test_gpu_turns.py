@@ -31,12 +31,12 @@ def no_turns_variable(monkeypatch):
 def test_gpu_turns_is_read_and_left_out_means_the_queue_decides(tmp_path, catalog):
     assert load_workshop(write(tmp_path, HEAD + "gpu_turns = 3\n"), catalog).gpu_turns == 3
     assert load_workshop(write(tmp_path, HEAD), catalog).gpu_turns is None
-    assert "# gpu_turns = 2" in EXAMPLE  # the example shows it, commented out: one turn unless asked
+    assert "# gpu_turns = 1" in EXAMPLE  # the example shows it, commented out: the queue's 4 unless asked
 
 
 @pytest.mark.parametrize("value, wording", [
     ("0", "gpu_turns: 0 is not allowed; use a whole number from 1 to 16: how many GPU runs may be on the GPU at "
-          "once (1, the default: one at a time)"),
+          "once (4, the default; 1: one at a time)"),
     ("17", "gpu_turns: 17 is not allowed; use a whole number from 1 to 16"),
     ("-2", "gpu_turns: -2 is not allowed; use a whole number from 1 to 16"),
     ("2.5", "gpu_turns: must be a whole number, not 2.5"),
@@ -56,9 +56,9 @@ def app_args(path):
 
 def test_the_workshop_sets_the_turns_of_every_queue_its_process_takes(tmp_path, monkeypatch, no_turns_variable):
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path / "queue"))
-    assert shared_queue().turns == 1
-    home_workshop(app_args(write(tmp_path, HEAD + "gpu_turns = 4\n")))
-    assert os.environ[TURNS_ENV] == "4" and shared_queue().turns == 4
+    assert shared_queue().turns == 4
+    home_workshop(app_args(write(tmp_path, HEAD + "gpu_turns = 1\n")))
+    assert os.environ[TURNS_ENV] == "1" and shared_queue().turns == 1
 
 
 def test_a_turns_variable_set_for_every_session_wins_over_the_file(tmp_path, monkeypatch):
@@ -76,7 +76,8 @@ def test_workshop_check_says_how_many_runs_share_the_gpu(tmp_path):
         assert done.returncode == 0, done.stderr
         return [line for line in done.stdout.splitlines() if line.startswith("GPU turns:")]
 
-    assert check(HEAD) == ["GPU turns: one run at a time"]
+    assert check(HEAD) == ["GPU turns: up to 4 runs at once (the default; gpu_turns sets it)"]
+    assert check(HEAD + "gpu_turns = 1\n") == ["GPU turns: one run at a time"]
     assert check(HEAD + "gpu_turns = 3\n") == ["GPU turns: up to 3 runs at once"]
     assert check(HEAD + "gpu_turns = 3\n", **{TURNS_ENV: "2"}) == \
         [f"GPU turns: up to 2 runs at once ({TURNS_ENV}=2 in this environment wins over gpu_turns = 3)"]

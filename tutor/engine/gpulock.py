@@ -10,8 +10,11 @@ write (`GPU_TUTOR_GPU_QUEUE`, by default `gpu-tutor-gpu-queue` in the system's t
     QUEUE/<time>-<pid>-<tag>.ticket   one per process waiting, flock'd by its owner while it waits
 
 A big GPU and small kernels leave room for several runs at once, so a queue has `turns` lock files,
-each a turn (`GPU_TUTOR_GPU_TURNS`, 1 to 16, default 1; a workshop file's `gpu_turns` sets it). With
-one turn there is only `gpu.lock`, as before turns could be more, so older processes share the queue.
+each a turn (`GPU_TUTOR_GPU_TURNS`, 1 to 16; a workshop file's `gpu_turns` sets it). The room's default
+is DEFAULT_TURNS, 4: with one turn, a learner's endless kernel held the whole room for its 5 s limit,
+and thirty learners on an H100 waited 5.5 s (p95) for a verdict; with four, 0.3 s, and no one
+waited more than 0.3 s for a turn (bench/results/room.md). A GpuQueue made without `turns` has one
+turn, a plain lock. With one turn there is only `gpu.lock`, as before turns could be more, so older processes share the queue.
 
 The locks are `fcntl.flock`, which the kernel releases when a holder exits or is killed, so a
 crashed learner never wedges the queue. The tickets give the order (their names sort by the time
@@ -50,6 +53,7 @@ from pathlib import Path
 QUEUE_ENV = "GPU_TUTOR_GPU_QUEUE"
 TURNS_ENV = "GPU_TUTOR_GPU_TURNS"
 MAX_TURNS = 16
+DEFAULT_TURNS = 4
 LOCK_NAME = "gpu.lock"
 TICKET_SUFFIX = ".ticket"
 POLL_S = 0.1
@@ -227,13 +231,14 @@ def shared_queue(turns: int | None = None) -> GpuQueue | None:
 
 
 def turns_from_env(environ=None) -> tuple[int, str | None]:
-    """How many turns GPU_TUTOR_GPU_TURNS asks for, and a notice when it asks for something else than
-    a whole number from 1 to 16. A bad value means one turn rather than an error: the variable is read
-    when a learner's app first runs on the GPU, where an error would close their app mid-session, and
-    one turn is the side that never puts more runs on the GPU than the room agreed."""
+    """How many turns GPU_TUTOR_GPU_TURNS asks for (DEFAULT_TURNS where it is unset), and a notice when
+    it asks for something else than a whole number from 1 to 16. A bad value means one turn rather than
+    an error: the variable is read when a learner's app first runs on the GPU, where an error would
+    close their app mid-session, and one turn is the side that never puts more runs on the GPU than
+    the room meant to."""
     raw = (os.environ if environ is None else environ).get(TURNS_ENV, "").strip()
     if not raw:
-        return 1, None
+        return DEFAULT_TURNS, None
     if re.fullmatch(r"[0-9]{1,3}", raw) and 1 <= int(raw) <= MAX_TURNS:
         return int(raw), None
     return 1, turns_notice(raw)

@@ -126,11 +126,13 @@ def cmd_workshop_check(args) -> int:
 
 def _turns_text(workshop: Workshop) -> str:
     """What every learner's process will count, decided as home_workshop does: the environment first."""
-    from ..engine.gpulock import TURNS_ENV, turns_from_env
+    from ..engine.gpulock import DEFAULT_TURNS, TURNS_ENV, turns_from_env
 
     named = os.environ.get(TURNS_ENV, "").strip()
-    turns, notice = turns_from_env() if named else (workshop.gpu_turns or 1, None)
+    turns, notice = turns_from_env() if named else (workshop.gpu_turns or DEFAULT_TURNS, None)
     text = "one run at a time" if turns == 1 else f"up to {turns} runs at once"
+    if not named and workshop.gpu_turns is None:
+        return f"{text} (the default; gpu_turns sets it)"
     if notice:
         return f"{text} ({notice})"
     if named and workshop.gpu_turns is not None and workshop.gpu_turns != turns:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..ai.config import AISettings, ConfigError, is_local_url
-from ..engine.gpulock import MAX_TURNS
+from ..engine.gpulock import DEFAULT_TURNS, MAX_TURNS
 from ..puzzles import Catalog, Track
 from ..textsafe import has_unsafe
 from ..tomlfile import TomlFileError, read_toml
@@ -58,9 +58,10 @@ ask_name = true
 # able to write to it; keep it on a local disk). Default: gpu-tutor-gpu-queue in the temporary folder.
 # gpu_queue = "/tmp/gpu-tutor-gpu-queue"
 
-# How many GPU runs may be on the GPU at once (1 to 16; default 1, one at a time). Raise it on a big
-# GPU when the puzzles' kernels are small: each run's GPU memory is bounded by its configs' arrays.
-# gpu_turns = 2
+# How many GPU runs may be on the GPU at once (1 to 16; default 4). Each run may claim up to
+# GPU_TUTOR_GPU_MEMORY_MB (2048) of GPU memory beside every learner's CUDA context (about 0.7 GB
+# each): on a GPU with less room than turns x 2 GB, lower it; 1 is one run at a time.
+# gpu_turns = 1
 
 # Only with hints = "ai": a model server on this machine or the local network (an IP address or
 # localhost, never a host name: that would need DNS). Keys are never kept here.
@@ -187,7 +188,7 @@ def workshop_from_dict(raw: dict, path: Path, catalog: Catalog) -> Workshop:
     gpu_turns = raw.get("gpu_turns")
     if gpu_turns is not None and not 1 <= gpu_turns <= MAX_TURNS:
         raise fail("gpu_turns", f"{gpu_turns} is not allowed; use a whole number from 1 to {MAX_TURNS}: how many "
-                                "GPU runs may be on the GPU at once (1, the default: one at a time)")
+                                f"GPU runs may be on the GPU at once ({DEFAULT_TURNS}, the default; 1: one at a time)")
     return Workshop(path=path, title=title, puzzles=puzzles, ask_name=raw.get("ask_name", False),
                     gpu_queue=gpu_queue, gpu_turns=gpu_turns, ai=ai, **values)
 
