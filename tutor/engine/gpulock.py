@@ -14,7 +14,8 @@ each a turn (`GPU_TUTOR_GPU_TURNS`, 1 to 16; a workshop file's `gpu_turns` sets 
 is DEFAULT_TURNS, 4: with one turn, a learner's endless kernel held the whole room for its 5 s limit,
 and thirty learners on an H100 waited 5.5 s (p95) for a verdict; with four, 0.3 s, and no one
 waited more than 0.3 s for a turn (bench/results/room.md). A GpuQueue made without `turns` has one
-turn, a plain lock. With one turn there is only `gpu.lock`, as before turns could be more, so older processes share the queue.
+turn, a plain lock. With one turn there is only `gpu.lock`, as before turns could be more, so older
+processes share the queue.
 
 The locks are `fcntl.flock`, which the kernel releases when a holder exits or is killed, so a
 crashed learner never wedges the queue. The tickets give the order (their names sort by the time

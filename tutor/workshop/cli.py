@@ -76,15 +76,16 @@ def home_workshop(args) -> Workshop | None:
     return workshop
 
 
-def use_gpu_queue(workshop: Workshop) -> None:
+def use_gpu_queue(workshop: Workshop, environ=os.environ) -> None:
     """The workshop's GPU queue folder and turns, for this process and the runners it starts (the
-    environment, where it names them, wins, as the facilitator may set it for every session)."""
+    environment, where it names them, wins, as the facilitator may set it for every session).
+    `workshop check` passes a copy of the environment, to say what a learner's process will count."""
     from ..engine.gpulock import QUEUE_ENV, TURNS_ENV
 
     if workshop.gpu_queue:
-        os.environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
+        environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
     if workshop.gpu_turns is not None:
-        os.environ.setdefault(TURNS_ENV, str(workshop.gpu_turns))
+        environ.setdefault(TURNS_ENV, str(workshop.gpu_turns))
 
 
 # -- commands ---------------------------------------------------------------------------------------
@@ -125,11 +126,14 @@ def cmd_workshop_check(args) -> int:
 
 
 def _turns_text(workshop: Workshop) -> str:
-    """What every learner's process will count, decided as home_workshop does: the environment first."""
-    from ..engine.gpulock import DEFAULT_TURNS, TURNS_ENV, turns_from_env
+    """What every learner's process will count: the environment home_workshop leaves, as the queue
+    reads it."""
+    from ..engine.gpulock import TURNS_ENV, turns_from_env
 
     named = os.environ.get(TURNS_ENV, "").strip()
-    turns, notice = turns_from_env() if named else (workshop.gpu_turns or DEFAULT_TURNS, None)
+    environ = dict(os.environ)
+    use_gpu_queue(workshop, environ)
+    turns, notice = turns_from_env(environ)
     text = "one run at a time" if turns == 1 else f"up to {turns} runs at once"
     if not named and workshop.gpu_turns is None:
         return f"{text} (the default; gpu_turns sets it)"
