@@ -96,47 +96,101 @@ def test_a_served_learners_file_reaches_neither_another_folder_nor_the_servers_e
         watch.close()
     assert not verdict.passed
     failure = verdict.failures[0]
-    assert failure.kind == "static" and not verdict.configs, verdict.failures  # screened, never loaded
+    assert failure.kind == "static" and not verdict.configs, verdict.failures  # built, never run
     assert [f.rule for f in verdict.failures] == {"file": ["module-state"], "environ_of_the_app": ["import", "module-state"],
                                                    "os_environ": ["import", "module-state"]}[attack]
     assert not touched and "learner B" not in str(verdict.to_json()) and PLANTED not in str(verdict.to_json())
 
 
 REFERENCE = ROOT / "content" / "map" / "reference.py"
-READ = f"open({str(REFERENCE)!r}).read()"
+READ = "open(REFERENCE).read()"  # REFERENCE: the reference of a content folder the child may read
 KERNEL_BODY = "    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n"
+EMPTY_MAP = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    pass\n"
+# The reference run by the file itself: loaded through the catalog (the child may read the project),
+# defined into the module, so that an empty kernel becomes the right one.
+BECOME_THE_REFERENCE = ("exec(__import__('tutor.puzzles').puzzles.load_catalog().get('map').reference"
+                        ".replace('from numba import cuda', ''), globals())")
 LOADING_RUNS = {  # every place of a file that runs as Python when it is loaded, before the compiler
-    "module_level": (f"from numba import cuda\nraise ValueError({READ})\n\n\n@cuda.jit\ndef kernel(out, a):\n"
-                     + KERNEL_BODY, 2),
+    "module_level": f"from numba import cuda\nraise ValueError({READ})\n\n\n@cuda.jit\ndef kernel(out, a):\n"
+                    + KERNEL_BODY,
     "decorator": f"from numba import cuda\n\n\n@cuda.jit(device={READ} == '')\ndef kernel(out, a):\n" + KERNEL_BODY,
     "default": f"from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a, b={READ}):\n" + KERNEL_BODY,
-    "annotation": f"from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a: {READ}):\n" + KERNEL_BODY,
     "helper_decorator": (f"from numba import cuda\n\n\ndef steal(f):\n    raise ValueError({READ})\n\n\n"
                          "@steal\ndef helper():\n    pass\n\n\n@cuda.jit\ndef kernel(out, a):\n" + KERNEL_BODY),
+    # the screen before this dropped every finding on a line inside a function's lines: these ran
+    "one_line_default": EMPTY_MAP + f"\ndef z(x=ValueError({READ})): pass\n",
+    "signature_ending_in_its_body": EMPTY_MAP + f"\ndef z(a,\n      x=ValueError({READ})): return a\n",
 }
 
 
+@pytest.fixture
+def content(tmp_path):
+    """A content folder of the runner's own, which its child may read: its reference is watched
+    alone (the project's is read by other tests running beside this one)."""
+    folder = tmp_path / "content"
+    shutil.copytree(ROOT / "content", folder)
+    return folder
+
+
+def with_reference(source: str, content: Path) -> str:
+    return source.replace("REFERENCE", repr(str(content / "map" / "reference.py")))
+
+
 @pytest.mark.parametrize("where", sorted(LOADING_RUNS))
-def test_what_runs_while_a_file_loads_never_reads_the_reference_the_sandbox_lets_its_child_read(monkeypatch, where):
+def test_what_runs_while_a_file_loads_never_reads_the_reference_the_sandbox_lets_its_child_read(monkeypatch, where,
+                                                                                                content):
     """The content folder (the project) is readable by every child, for the puzzles' data: a
     served learner's file that read the puzzle's reference while it was loaded for the compiler got
-    the answer back in the load error's message (it did, before the module level was screened)."""
-    source = LOADING_RUNS[where]
-    source = source[0] if isinstance(source, tuple) else source
+    the answer back in the load error's message (it did, before the module level was screened; and
+    in a one-line `def`, after it)."""
+    source = with_reference(LOADING_RUNS[where], content)
     answer = REFERENCE.read_text().splitlines()[-1].strip()  # the reference's last line, its one write
+    monkeypatch.setenv(SERVED_ENV, "1")
+    watch = Watch(content / "map" / "reference.py")
+    try:
+        with Runner("sim", content=content) as served:
+            verdict = served.check("map", source, "map.py").verdict
+            compiled, _ = served.compile("map", source, "map.py")  # the compiler's own request is built too
+        assert compiled.kind == "static" and answer not in compiled.message
+        assert not verdict.passed and verdict.failures and {f.kind for f in verdict.failures} == {"static"}
+        assert answer not in str(verdict.to_json()) and not verdict.configs
+        lines = source.splitlines()
+        assert all(f.line is not None and ("open(" in lines[f.line - 1] or "@steal" in lines[f.line - 1])
+                   for f in verdict.failures), verdict.failures
+        monkeypatch.delenv(SERVED_ENV)
+        with Runner("sim", content=content) as for_a_model:  # the same for code a model wrote
+            verdict = for_a_model.check("map", source, "map.py", untrusted=True).verdict
+        assert {f.kind for f in verdict.failures} == {"static"} and answer not in str(verdict.to_json())
+        assert not watch.touched()  # not even opened
+    finally:
+        watch.close()
+
+
+def test_an_annotation_is_never_evaluated_so_it_reads_nothing_and_the_right_kernel_passes(monkeypatch, content):
+    source = with_reference(f"from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a: {READ}) -> {READ}:\n"
+                            + KERNEL_BODY, content)
+    monkeypatch.setenv(SERVED_ENV, "1")
+    watch = Watch(content / "map" / "reference.py")
+    try:
+        with Runner("sim", content=content) as served:
+            verdict = served.check("map", source, "map.py").verdict
+        assert verdict.passed, verdict.failures
+        assert not watch.touched()
+    finally:
+        watch.close()
+
+
+@pytest.mark.parametrize("hiding", ["one-line def", "signature ending in its body"])
+def test_an_empty_kernel_that_loads_the_reference_while_the_file_loads_never_passes(monkeypatch, hiding):
+    """Pasted under map's starter in a browser, this made an empty kernel PASS and marked map solved."""
+    source = EMPTY_MAP + {"one-line def": f"\ndef z(x={BECOME_THE_REFERENCE}): pass\n",
+                          "signature ending in its body": f"\ndef z(a,\n      x={BECOME_THE_REFERENCE}): return a\n"}[hiding]
     monkeypatch.setenv(SERVED_ENV, "1")
     with Runner("sim") as served:
         verdict = served.check("map", source, "map.py").verdict
-        compiled, _ = served.compile("map", source, "map.py")  # the compiler's own request is screened too
-    assert compiled.kind == "static" and answer not in compiled.message
-    assert not verdict.passed and verdict.failures and {f.kind for f in verdict.failures} == {"static"}
-    assert answer not in str(verdict.to_json()) and not verdict.configs
-    body = source.splitlines().index("    i = cuda.threadIdx.x") + 1
-    assert all(f.line is not None and f.line < body for f in verdict.failures)  # none is the kernel's
-    monkeypatch.delenv(SERVED_ENV)
-    with Runner("sim") as for_a_model:  # the same for code a model wrote
-        verdict = for_a_model.check("map", source, "map.py", untrusted=True).verdict
-    assert {f.kind for f in verdict.failures} == {"static"} and answer not in str(verdict.to_json())
+    assert not verdict.passed and [f.rule for f in verdict.failures] == ["default-arg"]
+    assert verdict.failures[0].line == {"one-line def": 8, "signature ending in its body": 9}[hiding]
+    assert "a default value in `def z`" in verdict.failures[0].message
 
 
 def test_a_served_learner_keeps_print_and_whatever_numba_compiles_inside_the_kernel(monkeypatch):

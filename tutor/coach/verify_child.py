@@ -19,13 +19,18 @@ FILENAME = "candidate.py"
 
 
 def main(argv=None) -> int:
-    from ..engine.child import warm_up
     from ..engine.sandbox import serve
 
-    argv = sys.argv[1:] if argv is None else argv
+    return serve(*handler(sys.argv[1:] if argv is None else argv))
+
+
+def handler(argv: list[str]):
+    """(handle, warm) for `BACKEND`, as engine/child.py's."""
+    from ..engine.child import warm_up
+
     backend = argv[0] if argv else "sim"
     state: dict = {}
-    return serve(lambda request, arrays: handle(backend, state, request, arrays), warm=lambda: warm_up(backend))
+    return (lambda request, arrays: handle(backend, state, request, arrays)), (lambda: warm_up(backend))
 
 
 def handle(backend: str, state: dict, request: dict, arrays: list):
@@ -54,13 +59,13 @@ def load(backend: str, state: dict, source: str) -> dict:
             refusal = compiler_required("A candidate on the simulator")
             if refusal:
                 return {"failures": [{"kind": "compile_error", "message": refusal}]}
-            state["module"] = load_module_for_sim(source, FILENAME)
+            state["module"] = load_module_for_sim(source, FILENAME, untrusted=True)
             state["compiled"] = set()
         else:
             from ..engine.gpu import import_cuda
 
             state["cuda"] = import_cuda()
-            state["launch"] = load_module_for_numba(source, FILENAME)["launch"]
+            state["launch"] = load_module_for_numba(source, FILENAME, untrusted=True)["launch"]
     except LoadError as e:
         return {"failures": [{"kind": e.kind if e.kind != "runtime_error" else "compile_error",
                               "message": e.message, "line": e.line}]}
@@ -114,7 +119,7 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
         launch(*handles(np.full(out_shape, np.nan, dtype=np.float32), [x.copy() for x in inputs]))
     fresh = [k for k in dict.fromkeys(planned.launches) if k not in state["compiled"]]
     if fresh:
-        failures = compile_launches(state["source"], FILENAME, fresh)
+        failures = compile_launches(state["source"], FILENAME, fresh, untrusted=True)
         if failures:  # not one line of a kernel the compiler refuses ever runs
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)

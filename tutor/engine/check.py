@@ -164,16 +164,22 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
     """Run every (config, inputs) on our simulator, traced, with every detection but the output's:
     the runs come back with what the kernel wrote, for `judge` to compare with the answers.
 
-    `compile_first`: for code a model wrote (a hint, an optimiser candidate), nothing runs until the
-    real Numba compiler has accepted the kernel: its nopython subset has no frames, modules or
-    objects, which closes what plain Python on the simulator would leave open. A text names whose
-    code it is, for the message when the compiler is missing (a served room's learners too)."""
+    `compile_first`: for untrusted code (a served room's learner's, or a model's: a hint, an optimiser
+    candidate), the file is built from its syntax tree, not run (loader.execute), and no line of a
+    kernel runs until the real Numba compiler has accepted it: its nopython subset has no frames,
+    modules or objects, which closes what plain Python on the simulator would leave open. A text
+    names whose code it is, for the message when the compiler is missing."""
     from .counters import count
     from .sim import Launch, watchdog
     from .sim_loader import load_for_sim
 
     verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
     result = CheckResult(verdict)
+    try:
+        module = load_for_sim(source, filename, puzzle.signature, untrusted=bool(compile_first))
+    except LoadError as e:
+        verdict.failures += e.failures()
+        return result
     if compile_first:
         whose = compile_first if isinstance(compile_first, str) else "Model-written code"
         refusal = _compile_before_running(puzzle, source, filename, whose)
@@ -181,11 +187,6 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
             verdict.failures.append(refusal)
             return result
         compile = False  # done
-    try:
-        module = load_for_sim(source, filename, puzzle.signature)
-    except LoadError as e:
-        verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
-        return result
     printed = io.StringIO()
     current = [None]
     deadline = time.monotonic() + timeout
@@ -232,7 +233,8 @@ def racing_of(trace, failures: list[Failure]) -> list[int]:
     return sorted(detect.racing_threads(trace)) if any(f.kind == "race" for f in failures) else []
 
 
-def compile_puzzle(puzzle: Puzzle, source: str, filename: str) -> tuple[Failure | None, str | None]:
+def compile_puzzle(puzzle: Puzzle, source: str, filename: str, *,
+                   untrusted: bool = False) -> tuple[Failure | None, str | None]:
     """The real Numba compiler's word on a learner's file: (its failure or None, a note when it
     could not be asked). The app asks it in a second child beside the simulator's run, the CLI in
     the run's own child; both merge it with add_compile_result."""
@@ -241,7 +243,8 @@ def compile_puzzle(puzzle: Puzzle, source: str, filename: str) -> tuple[Failure 
     missing = nvvm_missing()
     if missing:
         return None, missing
-    return compile_check(source, filename, puzzle.signature, arg_types(puzzle, puzzle.configs[0])), None
+    return compile_check(source, filename, puzzle.signature, arg_types(puzzle, puzzle.configs[0]),
+                         untrusted=untrusted), None
 
 
 STOPPING = ("runtime_error", "timeout", "unsupported")
@@ -389,7 +392,7 @@ def _compile_before_running(puzzle: Puzzle, source: str, filename: str, whose: s
     if refusal:
         return Failure(kind="compile_error", message=refusal)
     for types in dict.fromkeys(tuple(arg_types(puzzle, c)) for c in puzzle.configs):  # each typing once
-        failure = compile_check(source, filename, puzzle.signature, list(types))
+        failure = compile_check(source, filename, puzzle.signature, list(types), untrusted=True)
         if failure is not None:
             return failure
     return None

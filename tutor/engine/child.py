@@ -16,23 +16,39 @@ import sys
 def main(argv=None) -> int:
     from .sandbox import serve
 
-    argv = sys.argv[1:] if argv is None else argv
+    return serve(*handler(sys.argv[1:] if argv is None else argv))
+
+
+def handler(argv: list[str]):
+    """(handle, warm) for `BACKEND [CONTENT]`: what a warm child serves, and what the fork server
+    (forkserver.py) warms once and forks a fresh child to serve for each untrusted check."""
     backend = argv[0] if argv else "sim"
+    content = argv[1] if len(argv) > 1 and argv[1] else None
     catalogs: dict = {}
-    return serve(lambda request, arrays: handle(backend, request, catalogs), warm=lambda: warm_up(backend))
+
+    def warm():
+        warm_up(backend)
+        from ..puzzles import load_catalog
+
+        catalogs[content] = load_catalog(content)  # puzzle.toml files only: no reference is read
+
+    return (lambda request, arrays: handle(backend, request, catalogs)), warm
 
 
 def warm_up(backend: str) -> None:
-    """Pay numba's import (and the compiler's first run) before the learner presses run."""
+    """Pay numba's import (and the compiler's first run) before the learner presses run, and the
+    engine's own imports (a forked child starts with them). A GPU's driver is not touched here: a
+    fork server must not hold a CUDA context its children would share."""
     try:
-        if backend == "sim":
-            from .compile import nvvm_missing
+        from . import check, counters, detect, module_builder, sim, sim_loader  # noqa: F401
+        from .compile import nvvm_missing
 
-            nvvm_missing()
-        else:
+        if backend != "sim":
             from .gpu import import_cuda
 
             import_cuda()
+        if backend != "numba-sim":  # Numba's simulator compiles nothing
+            nvvm_missing()
     except Exception:
         pass  # reported properly by the first real request
 
@@ -52,15 +68,11 @@ def handle(backend: str, request: dict, catalogs: dict):
         if root not in catalogs:
             catalogs[root] = load_catalog(root)
         puzzle = catalogs[root].get(request["puzzle"])
-        refused = _module_level_refused(request) if request.get("untrusted") else []
-        if refused and op == "compile":
-            return refused[0], None
-        if refused:
-            return _refusal(puzzle, backend, request, refused)
+        untrusted = bool(request.get("untrusted"))  # built from its syntax tree, never run (loader.execute)
         if op == "compile":
             from .check import compile_puzzle
 
-            return compile_puzzle(puzzle, request["source"], request["filename"])
+            return compile_puzzle(puzzle, request["source"], request["filename"], untrusted=untrusted)
         if request.get("untrusted") and backend == "numba-sim":  # Numba's simulator runs kernels as Python
             from .verdict import Failure
 
@@ -73,24 +85,33 @@ def handle(backend: str, request: dict, catalogs: dict):
         if backend == "sim":
             from .check import run_sim
 
-            return run_sim(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
-                           timeout=request["timeout"], compile=request.get("compile", True),
-                           compile_first=_whose(request["untrusted"]) if request.get("untrusted") else False)
+            return _outputs_only(run_sim(puzzle, request["source"], request["filename"], configs,
+                                         seed=request.get("seed"), timeout=request["timeout"],
+                                         compile=request.get("compile", True),
+                                         compile_first=_whose(request["untrusted"]) if untrusted else False))
         from .gpu import TIMING_RUNS, prepare_numba, run_numba
 
         key = (request["puzzle"], request["source"], request["filename"])
         if op == "prepare":  # outside the GPU's turn: load, compile, size up
             answer, namespace = prepare_numba(puzzle, request["source"], request["filename"], configs,
-                                              request.get("gpu_memory_mb"))
+                                              request.get("gpu_memory_mb"), untrusted=untrusted)
             _PREPARED.clear()  # one file at a time: the next check's edit replaces it
             if namespace is not None:
                 _PREPARED[key] = namespace
             return answer
         timed = request.get("timed")
-        return run_numba(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
+        return _outputs_only(run_numba(puzzle, request["source"], request["filename"], configs, seed=request.get("seed"),
                          timing_runs=int(request.get("timing_runs", TIMING_RUNS)), namespace=_PREPARED.get(key),
-                         timed=None if timed is None else [int(n) for n in timed])
+                         timed=None if timed is None else [int(n) for n in timed], untrusted=untrusted))
     raise ValueError(f"unknown request {op!r}")
+
+
+def _outputs_only(result):
+    """The runner holds the configs' inputs: only what the kernels wrote goes back (the answer's
+    limits are the outputs the runner asked for)."""
+    for run in result.runs:
+        run.inputs = {}
+    return result
 
 
 def _refusal(puzzle, backend: str, request: dict, failures: list):
@@ -100,18 +121,6 @@ def _refusal(puzzle, backend: str, request: dict, failures: list):
 
     return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=request.get("seed"),
                                failures=failures))
-
-
-def _module_level_refused(request: dict) -> list:
-    """Untrusted code's module level is screened before any of it is loaded (static_rules.
-    check_module_level): loading runs it as Python, before Numba's compiler has seen the kernel."""
-    from .static_rules import check_module_level
-    from .verdict import Failure
-
-    whose = _whose(request["untrusted"])
-    return [Failure(kind="static", rule=f.rule, line=f.line,
-                    message=f"{whose} is loaded only when its module level is plain definitions: {f.message} {f.fix}")
-            for f in check_module_level(request["source"], request["filename"])]
 
 
 def _whose(untrusted) -> str:

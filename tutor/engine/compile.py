@@ -52,24 +52,26 @@ def compiler_required(what: str) -> str | None:
             f"{missing.removeprefix('the real-compiler check was skipped: ')}")
 
 
-def compile_check(source: str, filename: str, signature: list[str], arg_types: list[tuple]) -> Failure | None:
+def compile_check(source: str, filename: str, signature: list[str], arg_types: list[tuple], *,
+                  untrusted: bool = False) -> Failure | None:
     """Compile `kernel` for the types of one launch. arg_types: per parameter ('array', dtype, ndim)
-    or ('int',). Returns a compile_error Failure, or None when it compiles."""
-    key = (source, tuple(arg_types))
+    or ('int',). Returns a compile_error Failure, or None when it compiles. `untrusted`: the file is
+    built from its syntax tree, never run (loader.execute)."""
+    key = (source, tuple(arg_types), untrusted)
     if key in _CACHE:
         return _CACHE[key]
-    result = _compile(source, filename, signature, arg_types)
+    result = _compile(source, filename, signature, arg_types, untrusted)
     _CACHE[key] = result
     return result
 
 
-def _compile(source, filename, signature, arg_types):
+def _compile(source, filename, signature, arg_types, untrusted):
     import numba
     from numba import cuda
 
     try:
         with no_device_needed(), signatures_deferred() as declared:
-            namespace = load_for_numba(source, filename, signature)
+            namespace = load_for_numba(source, filename, signature, untrusted=untrusted)
             kernel = namespace["kernel"]
             sig = tuple(_numba_type(numba, t) for t in arg_types)
             misfit = _declared_misfit(declared, kernel, "kernel", sig, "this puzzle")
@@ -78,8 +80,8 @@ def _compile(source, filename, signature, arg_types):
             _compile_declared(declared, kernel)
             cuda.compile_ptx(kernel.py_func, sig, cc=CC)
     except LoadError as e:
-        return Failure(kind="compile_error" if e.kind != "unsupported" else "unsupported",
-                       message=e.message, line=e.line)
+        return Failure(kind=e.kind if e.kind in ("unsupported", "static") else "compile_error",
+                       message=e.message, line=e.line, rule=e.rule)
     except Exception as e:
         line, message = trim_numba_error(str(e), filename, source, e)
         return Failure(kind="compile_error",
@@ -89,7 +91,7 @@ def _compile(source, filename, signature, arg_types):
     return None
 
 
-def compile_launches(source: str, filename: str, launches) -> list[dict]:
+def compile_launches(source: str, filename: str, launches, *, untrusted: bool = False) -> list[dict]:
     """Compile every kernel a module launched (as the simulator saw it: name and argument types)
     with the real compiler; one failure per kernel that a GPU would reject."""
     import numba
@@ -100,7 +102,7 @@ def compile_launches(source: str, filename: str, launches) -> list[dict]:
     failures, seen = [], set()
     try:
         with no_device_needed(), signatures_deferred() as declared:
-            namespace = load_module_for_numba(source, filename)
+            namespace = load_module_for_numba(source, filename, untrusted=untrusted)
     except LoadError as e:
         return [{"kind": "compile_error", "message": e.message, "line": e.line}]
     for name, types in launches:
@@ -134,32 +136,33 @@ TYPED_INTRINSICS = ("popc", "clz", "ffs", "brev", "fma", "cbrt")
 _TYPED_CALLS: dict = {}
 
 
-def intrinsic_types(source: str, filename: str, kernel_name: str, arg_types: tuple) -> dict:
+def intrinsic_types(source: str, filename: str, kernel_name: str, arg_types: tuple, *,
+                    untrusted: bool = False) -> dict:
     """{(line, intrinsic): the Numba type of its argument there (of its result, for fma and cbrt)}
     for one launch of `kernel_name`, as Numba's own type inference decides it, device functions
     included. The simulator computes with Python ints and floats, which carry no width: it asks
     here, once per launch typing, and answers each call as the GPU would for that type. A line where
     one intrinsic is typed two ways (a device function called with an int32 and an int64) maps to
     None. {} when Numba cannot type the kernel (the compile check says why) or is missing here."""
-    key = (source, filename, kernel_name, tuple(arg_types))
+    key = (source, filename, kernel_name, tuple(arg_types), untrusted)
     if key not in _TYPED_CALLS:
         if len(_TYPED_CALLS) >= 64:  # a warm child sees a new source at every run of watch mode
             _TYPED_CALLS.clear()
         try:
-            _TYPED_CALLS[key] = _intrinsic_types(source, filename, kernel_name, arg_types)
+            _TYPED_CALLS[key] = _intrinsic_types(source, filename, kernel_name, arg_types, untrusted)
         except Exception:
             _TYPED_CALLS[key] = {}
     return _TYPED_CALLS[key]
 
 
-def _intrinsic_types(source, filename, kernel_name, arg_types) -> dict:
+def _intrinsic_types(source, filename, kernel_name, arg_types, untrusted) -> dict:
     import numba
     from numba.cuda.compiler import compile_cuda
 
     from .loader import load_module_for_numba
 
     with no_device_needed(), signatures_deferred():
-        namespace = load_module_for_numba(source, filename)
+        namespace = load_module_for_numba(source, filename, untrusted=untrusted)
         kernel = namespace.get(kernel_name)
         if kernel is None or not hasattr(kernel, "py_func"):
             return {}

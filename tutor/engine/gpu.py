@@ -90,12 +90,13 @@ def gpu_memory_cap_mb() -> int:
 
 
 def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
-                  memory_mb: int | None = None) -> tuple[CheckResult, dict | None]:
+                  memory_mb: int | None = None, *, untrusted: bool = False) -> tuple[CheckResult, dict | None]:
     """Load the file and compile its kernel for every config's argument types, before the GPU is
     taken: Numba's compile of new code takes about a second of CPU, which a room's queue should
     not wait on. Then what the launches would claim of GPU memory (their arrays, and the local
     memory the driver reserves per resident thread: a learner's `cuda.local.array` is theirs to
-    size) against the learner's cap, so one learner cannot starve the room's GPU.
+    size) against the learner's cap, so one learner cannot starve the room's GPU. `untrusted`: the
+    file is built from its syntax tree, never run (loader.execute).
     (the result, with any failure; the namespace to run, or None.)"""
     backend = numba_backend()
     if backend == "gpu":
@@ -103,9 +104,9 @@ def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
     verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False)
     result = CheckResult(verdict)
     try:
-        namespace = load_for_numba(source, filename, puzzle.signature)
+        namespace = load_for_numba(source, filename, puzzle.signature, untrusted=untrusted)
     except LoadError as e:
-        verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
+        verdict.failures += e.failures()
         return result, None
     if backend != "gpu":
         return result, namespace  # Numba's simulator compiles nothing
@@ -151,7 +152,7 @@ def _over_cap(compiled, config, args, cap_mb: int) -> str | None:
 
 def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: int | None = None,
               timing_runs: int = TIMING_RUNS, namespace: dict | None = None,
-              timed: list[int] | None = None) -> CheckResult:
+              timed: list[int] | None = None, untrusted: bool = False) -> CheckResult:
     """Every (config, inputs) on the GPU (or Numba's simulator): what the kernel wrote and, on a GPU,
     its time; `check.judge` compares the outputs with the answers this process never sees.
     `namespace`: the file as prepare_numba loaded and compiled it. `timed`: which configs to time
@@ -165,9 +166,9 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
     result = CheckResult(verdict)
     if namespace is None:
         try:
-            namespace = load_for_numba(source, filename, puzzle.signature)
+            namespace = load_for_numba(source, filename, puzzle.signature, untrusted=untrusted)
         except LoadError as e:
-            verdict.failures.append(Failure(kind=e.kind, message=e.message, line=e.line))
+            verdict.failures += e.failures()
             return result
     kernel = namespace["kernel"]
     late = 0  # timed runs whose enqueue outlasted the hold: their time includes the host's work

@@ -1,9 +1,10 @@
 """Turn a learner's source text into a module with the real Numba, and what every loading shares.
 
-The same text is executed twice when needed: once with an import hook that hands it our stand-in
-`numba.cuda` (for the simulator: sim_loader.py, which builds on this module), once with the real
-Numba, here (for the compiler check and the GPU). Problems found here are a learner's, so they come
-back as LoadError with a kind, a line and a fix.
+The same text is loaded twice when needed: once with our stand-in `numba.cuda` (for the simulator:
+sim_loader.py, which builds on this module), once with the real Numba, here (for the compiler check
+and the GPU). A local learner's file is executed as the Python it is; an untrusted one (a served
+room's learner, a model) is built from its syntax tree and nothing of it runs (module_builder.py).
+Problems found here are a learner's, so they come back as LoadError with a kind, a line and a fix.
 """
 
 from __future__ import annotations
@@ -21,16 +22,28 @@ AVAILABLE = ("What a kernel file can use from numba: `from numba import cuda` (o
 
 
 class LoadError(Exception):
+    rule: str | None = None
+
     def __init__(self, kind: str, message: str, line: int | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.line = line
 
+    def failures(self) -> list:
+        """The verdict's failures for this error (a refused module has one per place)."""
+        from .verdict import Failure
 
-def load_for_numba(source: str, filename: str, signature: list[str] | None = None) -> dict:
-    """Execute with the real numba (the caller chooses the GPU or NUMBA_ENABLE_CUDASIM)."""
-    namespace = load_module_for_numba(source, filename)
+        found = getattr(self, "findings", None)
+        if found:
+            return [Failure(kind=self.kind, message=f.message, line=f.line, rule=f.rule) for f in found]
+        return [Failure(kind=self.kind, message=self.message, line=self.line, rule=self.rule)]
+
+
+def load_for_numba(source: str, filename: str, signature: list[str] | None = None, *,
+                   untrusted: bool = False) -> dict:
+    """Load with the real numba (the caller chooses the GPU or NUMBA_ENABLE_CUDASIM)."""
+    namespace = load_module_for_numba(source, filename, untrusted=untrusted)
 
     def is_kernel(k):
         return hasattr(k, "py_func") and not getattr(k, "targetoptions", {}).get("device", False)
@@ -39,14 +52,27 @@ def load_for_numba(source: str, filename: str, signature: list[str] | None = Non
     return namespace
 
 
-def load_module_for_numba(source: str, filename: str) -> dict:
+def load_module_for_numba(source: str, filename: str, *, untrusted: bool = False) -> dict:
     """Any module with the real numba (a coaching candidate: many kernels and a launch())."""
     namespace = {"__name__": "learner_kernel", "__file__": filename}
-    execute(source, filename, namespace)
+    execute(source, filename, namespace, untrusted=untrusted, import_module=_real_module)
     return namespace
 
 
-def execute(source: str, filename: str, namespace: dict) -> None:
+def _real_module(name: str):
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def execute(source: str, filename: str, namespace: dict, *, untrusted: bool = False, import_module=None) -> None:
+    """Run the file into `namespace`, or, untrusted, build the namespace from its syntax tree with
+    `import_module(name)` giving the modules it may import (module_builder.py): then none of it runs."""
+    if untrusted:
+        from .module_builder import build_module
+
+        build_module(source, filename, namespace, import_module)
+        return
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as e:

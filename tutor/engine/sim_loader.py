@@ -9,6 +9,10 @@ of them imports another back.
 from __future__ import annotations
 
 import builtins
+import functools
+import math
+
+import numpy
 
 from .compile import intrinsic_types
 from .fakecuda import FakeCuda, FakeNumba, Unsupported
@@ -31,15 +35,17 @@ class SimModule:
         return self.namespace["kernel"]
 
 
-def load_for_sim(source: str, filename: str, signature: list[str] | None = None) -> SimModule:
-    module = load_module_for_sim(source, filename)
+def load_for_sim(source: str, filename: str, signature: list[str] | None = None, *,
+                 untrusted: bool = False) -> SimModule:
+    module = load_module_for_sim(source, filename, untrusted=untrusted)
     check_kernel(module.namespace, filename, signature, lambda k: isinstance(k, SimKernel))
     return module
 
 
-def load_module_for_sim(source: str, filename: str) -> SimModule:
+def load_module_for_sim(source: str, filename: str, *, untrusted: bool = False) -> SimModule:
     """Any module against the simulator (a coaching candidate has many kernels and a launch())."""
-    cuda = FakeCuda(source, filename, kernel_class=SimKernel, intrinsic_types=intrinsic_types)
+    cuda = FakeCuda(source, filename, kernel_class=SimKernel,
+                    intrinsic_types=functools.partial(intrinsic_types, untrusted=untrusted))
     numba = FakeNumba(cuda)
     real_import = builtins.__import__
     modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,
@@ -55,5 +61,6 @@ def load_module_for_sim(source: str, filename: str) -> SimModule:
     fake_builtins = dict(vars(builtins))
     fake_builtins["__import__"] = hooked_import
     namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
-    execute(source, filename, namespace)
+    importable = {**modules, "math": math, "numpy": numpy}
+    execute(source, filename, namespace, untrusted=untrusted, import_module=importable.__getitem__)
     return SimModule(namespace, cuda, filename, source)

@@ -42,7 +42,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-__all__ = ["RuleFinding", "check_task_module", "check_puzzle_module", "check_module_level", "RULES",
+__all__ = ["RuleFinding", "check_task_module", "check_puzzle_module", "RULES",
            "MAX_SOURCE_CHARS", "MAX_DEPTH", "MAX_NODES"]
 
 
@@ -249,25 +249,6 @@ def check_puzzle_module(source: str, filename: str = "kernel.py") -> list[RuleFi
     """Screen a puzzle module (an optimiser candidate for a puzzle, or code from an AI hint): the
     task grammar without launch, and `kernel` must be a @cuda.jit kernel."""
     return _check_safely(source, filename, puzzle=True)
-
-
-def check_module_level(source: str, filename: str = "kernel.py") -> list[RuleFinding]:
-    """Screen only what of a puzzle module runs as Python when it is loaded: the module level
-    (imports, constants, decorators, defaults, annotations), by the puzzle grammar. The functions'
-    bodies are left out: nothing runs them before Numba's compiler has accepted the kernel (and the
-    device functions it calls), so a served room's learner keeps `print` and the rest of what Numba
-    takes. Without this, a line at the module level, loaded for the compiler, could read whatever
-    the sandbox lets its child read (the project's reference solutions among it)."""
-    findings = check_puzzle_module(source, filename)
-    if not findings:
-        return []
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return findings  # the screen's own syntax finding says what is wrong
-    bodies = [(fn.body[0].lineno, fn.end_lineno) for fn in tree.body
-              if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.body]
-    return [f for f in findings if not any(first <= f.line <= last for first, last in bodies)]
 
 
 def _check_safely(source, filename: str, puzzle: bool) -> list[RuleFinding]:
