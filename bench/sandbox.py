@@ -8,6 +8,11 @@
 2. One check: every classic puzzle's reference through a warm sandboxed runner (request and answer
    on the wire: JSON and numpy buffers, the trace included), against check_sim on the same seed in
    this process. The difference is what the sandbox and the wire add to a check.
+3. A fresh process per check: every classic reference, edited anew for every check as a learner's
+   text is, as a served learner's check (built from its
+   syntax tree, compiled first, run in a child forked for it from the warm fork server, which is
+   killed with its folder when the verdict is in), against the same untrusted check in a warm child
+   that serves every check (what main did), interleaved. The difference is what freshness costs.
 Ratios measured in the same run are the figures; absolute times on a shared machine are context.
 """
 
@@ -79,12 +84,69 @@ def checks(rounds: int) -> None:
     print(f"  median over puzzles: {added:.1f} ms added per check, {ratio:.2f}x")
 
 
+def fresh(rounds: int) -> None:
+    from tutor.engine.runner import Runner, answer_limits
+    from tutor.puzzles import load_catalog
+
+    puzzles = [p for p in load_catalog().ordered() if p.track == "classic"]
+    forked = Runner("sim")
+    forked.untrusted = "served"  # as GPU_TUTOR_SERVED=1 makes it: every check in a fresh child
+    warm = Runner("sim")         # the same untrusted checks, all in one warm child
+
+    edits = iter(range(10**9))
+
+    def edited(puzzle):  # a learner's every check is a new text: no compile cache helps either side
+        return puzzle.reference + f"\n# edit {next(edits)}\n"
+
+    def untrusted_in_warm_child(puzzle):
+        from tutor.engine.check import plan
+
+        planned = plan(puzzle, 1, 3)
+        request = {"op": "check", "puzzle": puzzle.id, "source": edited(puzzle), "filename": "ref.py", "seed": 1,
+                   "configs": [(p.config, p.inputs) for p in planned], "timeout": warm.timeout,
+                   "content": warm.content, "compile": True, "untrusted": "served"}
+        with warm._lock:
+            answer = warm._ask(request, limits=answer_limits(request["configs"], "sim", 0))
+            result = warm._judged(puzzle, request, planned, answer, True)
+        assert result.verdict.passed, result.verdict.to_json()
+        return result
+
+    forked.wait_ready()
+    warm.wait_ready()
+    rows = []
+    for puzzle in puzzles:
+        forked.check(puzzle.id, edited(puzzle), "ref.py", seed=1)
+        untrusted_in_warm_child(puzzle)
+        fresh_ms, warm_ms = [], []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            result = forked.check(puzzle.id, edited(puzzle), "ref.py", seed=1)
+            fresh_ms.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            untrusted_in_warm_child(puzzle)
+            warm_ms.append((time.perf_counter() - t) * 1000)
+        assert result.verdict.passed, result.verdict.to_json()
+        rows.append((puzzle.id, statistics.median(fresh_ms), statistics.median(warm_ms)))
+    forked.close()
+    warm.close()
+    print(f"\none served learner's check, fresh forked child against one warm child ({rounds} rounds each, "
+          "interleaved)")
+    print(f"  {'puzzle':<12} {'fresh ms':>9} {'warm ms':>8} {'added ms':>9} {'ratio':>6}")
+    for pid, f, w in rows:
+        print(f"  {pid:<12} {f:>9.1f} {w:>8.1f} {f - w:>9.1f} {f / w:>5.2f}x")
+    added = statistics.median(f - w for _, f, w in rows)
+    ratio = statistics.median(f / w for _, f, w in rows)
+    print(f"  median over puzzles: {added:.1f} ms added per check by a fresh process, {ratio:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", choices=("start", "checks", "fresh"), default=None)
     args = parser.parse_args()
-    start(args.rounds)
-    checks(args.rounds)
+    for part in ("start", "checks", "fresh"):
+        if args.only in (None, part):
+            globals()[part](args.rounds)
 
 
 if __name__ == "__main__":

@@ -13,5 +13,10 @@ def handle(request, arrays):
     return namespace.get("result")
 
 
+def handler(argv):
+    """For the fork server's tests: the same probe, forked fresh for each check."""
+    return handle, None
+
+
 if __name__ == "__main__":
     sys.exit(serve(handle))

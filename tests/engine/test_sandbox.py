@@ -180,7 +180,8 @@ def test_a_learner_file_that_writes_a_pickle_to_the_answer_channel_runs_nothing_
               "@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n")
     v = runner.check("map", source).verdict
     assert not v.passed and v.failures[0].kind == "runtime_error"
-    assert "not an answer" in v.failures[0].message
+    said = v.failures[0].message  # garbage, or more arrays than the check's outputs: refused either way
+    assert "not an answer" in said or "larger than the check asked for" in said
     assert not marker.exists()
     assert runner.check("map", HEAD + TAIL).verdict.passed  # a fresh child takes over
 

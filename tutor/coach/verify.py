@@ -21,6 +21,7 @@ import zlib
 
 import numpy as np
 
+from ..engine import wire
 from ..engine.modelled_time import floor_seconds, least_seconds
 from ..engine.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
 from ..engine.verdict import KINDS, ConfigResult, Failure, Verdict
@@ -30,6 +31,7 @@ MEMORY_MB = 8192
 MIN_CASES = 5
 TIMING_RUNS = 25
 SPEEDUP_TO_REVIEW = 10.0
+ANSWER_HEADER_MB = 64  # the child's records of what ran: launches, counters, the modelled time
 
 
 def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
@@ -121,12 +123,16 @@ class _Judge:
         except ChildFailed as e:
             verdict.failures.append(Failure(kind="runtime_error", message=f"{e.name}: {e.message}"))
 
-    def ask(self, request, arrays=None):
+    def ask(self, request, arrays=None, outputs: list[int] = ()):
+        """`outputs`: the sizes in bytes of the arrays the answer may hold (a candidate's answer larger
+        than what it was asked for is refused unread)."""
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise ChildTimeout()
+        limits = wire.Limits(header=ANSWER_HEADER_MB << 20, arrays=len(outputs),
+                             array_bytes=sum(outputs) + 128 * len(outputs))  # .npy's header, per array
         try:
-            return self.child.ask(request, arrays, timeout=left, start_grace=max(left, 60.0))
+            return self.child.ask(request, arrays, timeout=left, start_grace=max(left, 60.0), limits=limits)
         finally:
             self.child.end_request()
 
@@ -169,7 +175,8 @@ class _Judge:
         model = self.backend == "sim" and (role == "scored" or (role == "fixed" and not self.task.scored_shape()))
         try:
             records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": repeat,
-                                        "model": model}, inputs)
+                                        "model": model}, inputs,
+                                       outputs=[4 * math.prod(out_shape)] * repeat + [x.nbytes for x in inputs])
         except ChildFailed as e:
             return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
         failures = [_failure(i, where) for i in records["issues"]]
@@ -303,7 +310,8 @@ class _Judge:
         keep = sorted({int(self.rng.integers(0, TIMING_RUNS)), TIMING_RUNS - 1})
         answer, arrays = self.ask({"op": "time", "out_shape": list(out_shape), "n_inputs": len(inputs),
                                    "runs": TIMING_RUNS, "baseline": self.task.source("naive"),
-                                   "keep_runs": keep}, inputs + fresh)
+                                   "keep_runs": keep}, inputs + fresh,
+                                  outputs=[4 * math.prod(out_shape)] * (1 + len(keep)))
         where = f"shape {tuple(shape)}"
         expected = self.reference.reference(*[x.astype(np.float64) for x in fresh])
         got = arrays[0] if arrays else np.empty(0)

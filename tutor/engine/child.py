@@ -49,8 +49,43 @@ def warm_up(backend: str) -> None:
             import_cuda()
         if backend != "numba-sim":  # Numba's simulator compiles nothing
             nvvm_missing()
+        if backend == "sim":
+            _run_once(WARM_KERNEL)
     except Exception:
         pass  # reported properly by the first real request
+
+
+# What a first check pays once per process (Numba typing the cuda intrinsics, the simulator's and
+# the detectors' first run), paid in warm-up instead: a kernel of no puzzle, so that no answer is in
+# the memory a fork server's children start from.
+WARM_KERNEL = """from numba import cuda, float32
+
+
+@cuda.jit
+def kernel(out, a, size):
+    cache = cuda.shared.array(8, float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    cache[cuda.threadIdx.x] = a[i] if i < size else float32(0)
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        total = float32(0)
+        for j in range(cuda.blockDim.x):
+            total += cache[j]
+        cuda.atomic.add(out, 0, total)
+"""
+
+
+def _run_once(source: str) -> None:
+    import numpy as np
+
+    from .check import simulate
+    from .compile import compile_check
+    from .counters import count
+
+    compile_check(source, "warm.py", ["out", "a", "size"], [("array", "float32", 1)] * 2 + [("int",)], untrusted=True)
+    trace, _ = simulate(source, [2], [8], [("out", np.zeros(1, np.float32)), ("a", np.ones(12, np.float32)),
+                                          ("size", 12)])
+    count(trace, source)
 
 
 # the file prepare_numba loaded and compiled, for the check in the GPU's turn that follows it

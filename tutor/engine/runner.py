@@ -1,6 +1,10 @@
 """Runs learner (or model-written) code in a child process, never in ours.
 
-The child is started once and kept warm (numba imported), so a run feels instant. Every request has
+A learner's own check runs in a child started once and kept warm (numba imported), so a run feels
+instant. An untrusted check (a served room's learner's, a model's) runs in a fresh child forked for
+it from a warm fork server (forkserver.py), killed with its folder when the verdict is in, so that
+nothing one check does is seen by the next; its answer may hold no more than the outputs the runner
+asked for, and is refused unread when it does. Every request has
 a deadline: the child stops a simulated kernel itself at the soft limit (with the thread and line
 where it spun), and if it does not answer by the hard limit it is killed and the next run starts a
 fresh one. A crash, a `sys.exit` or an `os._exit` in learner code ends only the child; the caller
@@ -18,6 +22,7 @@ import os
 import secrets
 import signal
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..puzzles import CONTENT_ENV
@@ -30,6 +35,8 @@ DEFAULT_MEMORY_MB = 4096
 COLD_START_GRACE = 60.0  # numba's import and first compile, on a slow machine
 BUSY_TIMING_RUNS = 5    # timed runs while others wait for the GPU (gpu.TIMING_RUNS when none do)
 GRACE = 5.0
+ANSWER_HEADER_MB = 64   # a check's verdict and traces (the largest reference's are about 6 MB)
+SMALL_ANSWER_MB = 8     # a compile, a GPU's preparation, a ping: a verdict, no arrays
 # Set by `gpu-tutor serve` for each browser learner's app: every check of theirs is untrusted, as a
 # model's is (the real compiler accepts the kernel before the simulator runs any of it), since in a
 # served room one learner's code runs as the server's user, beside everyone else's folders.
@@ -57,7 +64,9 @@ class Runner:
         self.memory_mb = memory_mb
         # the child's environment is cleared: a content folder named by GPU_TUTOR_CONTENT goes by hand
         self.content = str(content) if content else os.environ.get(CONTENT_ENV) or None
-        self._child = None
+        self._child = None   # the warm child, for the learner's own checks
+        self._server = None  # the fork server, for untrusted checks (each in a fresh child)
+        self._current = None  # the fresh child of the untrusted check in flight
         self._catalog = None
         self._lock = threading.Lock()
         self._cancelled = False
@@ -76,15 +85,43 @@ class Runner:
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the child now (it warms up while the learner types). From the UI's thread: while a
-        request is in flight there is a child already, and this returns at once."""
+        request is in flight there is a child already, and this returns at once. A served learner's
+        runner starts its fork server instead: every check of theirs gets a fresh child."""
         if self.sim is not None:
             self.sim.start()
         if not self._lock.acquire(blocking=False):
             return
         try:
-            self._start()
+            if self.untrusted:
+                self._fork_server().start()
+            else:
+                self._start()
         finally:
             self._lock.release()
+
+    def _fork_server(self):
+        if self._server is None:
+            from .forkserver import ForkServer
+
+            self._server = ForkServer("tutor.engine.child", [self.backend, self.content or ""],
+                                      memory_mb=self.memory_mb, gpu=self.backend == "gpu",
+                                      read_paths=[self.content] if self.content else [],
+                                      env={"NUMBA_ENABLE_CUDASIM": "1" if self.backend == "numba-sim" else "0"})
+        return self._server
+
+    @contextmanager
+    def _fresh_child(self, request):
+        """An untrusted request's own process (a GPU check's preparation and run share it), killed
+        with its folder when the verdict is in; a trusted one uses the warm child."""
+        if not request.get("untrusted"):
+            yield
+            return
+        self._current = self._fork_server().fork(start_grace=COLD_START_GRACE)
+        try:
+            yield
+        finally:
+            child, self._current = self._current, None
+            child.kill()
 
     def _start(self) -> None:
         if self._child is None:
@@ -99,29 +136,35 @@ class Runner:
         self._child.start()
 
     def wait_ready(self) -> None:
-        """Start the child and wait until it has warmed up and confined itself."""
+        """Start the child (or the fork server) and wait until it has warmed up."""
         with self._lock:
-            self._ask({"op": "ping"})
+            if self.untrusted:
+                self._fork_server().wait_ready(COLD_START_GRACE)
+            else:
+                self._ask({"op": "ping"})
         if self.sim is not None:
             self.sim.wait_ready()
 
     @property
     def pid(self) -> int | None:
-        """The child's process id while it runs (a warm child keeps it between runs)."""
-        child = self._child
+        """The process id of the child running a request (a warm child keeps it between runs)."""
+        child = self._current or self._child
         return child.proc.pid if child is not None and child.alive() else None
 
     def close(self) -> None:
         child, self._child = self._child, None
         if child is not None:
             child.close()
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
         if self.sim is not None:
             self.sim.close()
 
     def cancel(self) -> None:
         """Abandon the request in flight (a newer run replaces it): the child is killed."""
         self._cancelled = True
-        child = self._child
+        child = self._current or self._child
         if child is not None:
             child.terminate()  # the request's own thread sees it end, and cleans up
         if self.sim is not None:
@@ -183,7 +226,8 @@ class Runner:
     def _run(self, request, on_wait):
         with self._lock:
             self._cancelled = False
-            return self._ask_in_turn(request, on_wait)
+            with self._fresh_child(request):
+                return self._ask_in_turn(request, on_wait)
 
     def _judged(self, spec, request, planned, answer, keep_traces):
         from .check import CheckResult, judge
@@ -195,6 +239,8 @@ class Runner:
             return CheckResult(_verdict(request, self.backend, Failure(
                 kind="runtime_error", message="The process running the kernel answered with something that is "
                                               "not a check's result; nothing it said was used.")))
+        for run, p in zip(answer.runs, planned):  # the child sends back only what the kernel wrote
+            run.config, run.inputs = p.config, p.inputs
         return judge(spec, answer, planned, keep_traces=keep_traces)
 
     def _puzzle(self, puzzle_id: str):
@@ -214,7 +260,8 @@ class Runner:
                    "content": self.content, "untrusted": self.untrusted or False}
         with self._lock:
             self._cancelled = False
-            answer = self._ask(request)
+            with self._fresh_child(request):
+                answer = self._ask(request)
         if isinstance(answer, Verdict):  # the compiler's child died or hung: say so, as a failure
             return answer.failures[0], None
         if not (isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], (Failure, type(None)))
@@ -232,7 +279,9 @@ class Runner:
         from .gpu import TIMING_RUNS, gpu_memory_cap_mb, largest
 
         if self.gpu_queue is None or request.get("op") != "check":
-            return self._ask(request)
+            limits = answer_limits(request["configs"], self.backend, TIMING_RUNS) if request.get("op") == "check" \
+                else None
+            return self._ask(request, limits=limits)
         started = time.monotonic()
         self.last_turn = None
         prepared = self._ask({**request, "op": "prepare", "gpu_memory_mb": gpu_memory_cap_mb()})
@@ -251,7 +300,8 @@ class Runner:
                 timed = [largest(configs)]
                 # compiled and warm: the turn's whole limit is the learner's, so an endless kernel
                 # holds the room's GPU no longer than that
-                answer = self._ask({**request, "timing_runs": runs, "timed": timed}, limit=self.timeout)
+                answer = self._ask({**request, "timing_runs": runs, "timed": timed}, limit=self.timeout,
+                                   limits=answer_limits(configs, self.backend, runs, timed))
                 held = time.monotonic() - got
         except QueueCancelled:
             return _verdict(request, self.backend, Failure(kind="runtime_error",
@@ -267,16 +317,21 @@ class Runner:
             answer.verdict.notes.append(said)
         return answer
 
-    def _ask(self, request, limit: float | None = None):
+    def _ask(self, request, limit: float | None = None, limits=None):
+        from .forkserver import START_GRACE, ForkedChild
         from .sandbox import ChildDied, ChildFailed, ChildTimeout
 
-        self._start()
-        child = self._child
+        child = self._current
+        if child is None:
+            self._start()
+            child = self._child
         if limit is None or not child.answered:
-            limit = self.timeout + GRACE + (0 if child.answered else COLD_START_GRACE)
+            first = START_GRACE if isinstance(child, ForkedChild) else COLD_START_GRACE  # a fork has numba warm
+            limit = self.timeout + GRACE + (0 if child.answered else first)
         watch = self._watch_memory if self.backend == "gpu" else None
         try:
-            answer, _ = child.ask(request, timeout=limit, start_grace=COLD_START_GRACE, watch=watch)
+            answer, _ = child.ask(request, timeout=limit, start_grace=COLD_START_GRACE, watch=watch,
+                                  limits=limits or small_answer())
         except ChildTimeout:
             return _verdict(request, self.backend, Failure(
                 kind="timeout",
@@ -305,18 +360,42 @@ class Runner:
         if self._cancelled:
             return _verdict(request, self.backend, Failure(kind="runtime_error",
                                                            message="The run was cancelled by a newer one."))
+        if error.why:  # the parent ended it, for something it did (its answer, its folder)
+            return _verdict(request, self.backend, Failure(
+                kind="runtime_error", message=f"The process running the kernel was stopped: {error.why}. Nothing "
+                                              "it sent was used; the tutor itself is fine."))
         if code is not None and code < 0 and -code == signal.SIGKILL:
             why = f"was killed (out of memory? the cap is {self.memory_mb} MB)"
         elif code is not None and code < 0:
             why = f"crashed with signal {signal.Signals(-code).name}"
         elif code is None:
-            why = f"was stopped: {error.why}" if error.why else "stopped answering"
+            why = "stopped answering"
         else:
             why = f"exited with status {code}"
         return _verdict(request, self.backend, Failure(
             kind="runtime_error",
             message=(f"The process running the kernel {why}. Something in the file ended it (os._exit, a "
                      "crash in native code, or too much memory); the tutor itself is fine.")))
+
+
+def answer_limits(configs: list, backend: str, timing_runs: int, timed: list[int] | None = None):
+    """What a check's answer may hold: what each config's kernel wrote (an output each), and on a GPU
+    each timed config's outputs of every timed run; a verdict and its traces as the header."""
+    from .check import fresh_output
+    from .wire import Limits
+
+    outputs = [fresh_output(config).nbytes for config, _ in configs]
+    if backend == "gpu":
+        outputs += [timing_runs * outputs[n] for n in (range(len(configs)) if timed is None else timed)]
+    npy_header = 128  # .npy's own header, per array
+    return Limits(header=ANSWER_HEADER_MB << 20, arrays=len(outputs),
+                  array_bytes=sum(outputs) + npy_header * len(outputs))
+
+
+def small_answer():
+    from .wire import Limits
+
+    return Limits(header=SMALL_ANSWER_MB << 20, arrays=0, array_bytes=0)
 
 
 def _verdict(request, backend, failure) -> Verdict:

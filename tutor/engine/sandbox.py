@@ -44,6 +44,9 @@ FILE_SIZE_MB = 256
 QUIET_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
+HELLO = wire.Limits(header=1 << 20, arrays=0, array_bytes=0)  # a child's first word: ready, and its notes
+
+
 class ChildDied(Exception):
     """The child ended (exit status or -signal in `code`), or was ended for what it sent (`why`)."""
 
@@ -86,6 +89,8 @@ class Child:
     `ask` sends a request and waits for the answer; `end_request` kills anything else that turned
     up in the child's session; `kill` ends it all and removes its folder."""
 
+    folder_cap_mb: int | None = None  # all the child may write into its folder (None: each file's cap only)
+
     def __init__(self, module: str, args: list[str] = (), *, memory_mb: int = 4096, gpu: bool = False,
                  cpu_seconds: int = 0, env: dict | None = None, read_paths: list = ()):
         self.module, self.args = module, [str(a) for a in args]
@@ -98,6 +103,7 @@ class Child:
         self._to_child = self._from_child = None
         self._ready = False
         self.answered = 0  # requests answered by this process (the first pays numba's first compile)
+        self.stopped_for = ""  # why the parent ended it, when it did (its folder, its answer)
 
     def start(self) -> None:
         if self.alive():
@@ -127,12 +133,14 @@ class Child:
         return self.proc is not None and self.proc.poll() is None
 
     def ask(self, header: dict, arrays: list | None = None, *, timeout: float, start_grace: float = 60.0,
-            watch=None):
+            watch=None, limits: wire.Limits | None = None):
         """Send one request and return the child's (header, arrays). Raises ChildTimeout (the child
-        is then killed), ChildDied, or ChildFailed. `watch()` is polled while waiting; it may kill."""
+        is then killed), ChildDied, or ChildFailed. `watch()` is polled while waiting; it may kill.
+        `limits`: the most the answer may hold, from what the request asked for; a larger answer is
+        refused unread and its child ended (ChildDied)."""
         self.start()
         if not self._ready:
-            hello, _ = self._receive(time.monotonic() + start_grace, watch)
+            hello, _ = self._receive(time.monotonic() + start_grace, watch, HELLO)
             self.notes = [str(n) for n in hello.get("notes", [])] if isinstance(hello, dict) else []
             self._ready = True
         try:
@@ -142,7 +150,7 @@ class Child:
             raise ChildTimeout() from None
         except OSError:
             raise self._died() from None
-        answer, buffers = self._receive(time.monotonic() + timeout, watch)
+        answer, buffers = self._receive(time.monotonic() + timeout, watch, limits)
         self.answered += 1
         if not isinstance(answer, dict):
             self.kill()
@@ -152,19 +160,26 @@ class Child:
             raise ChildFailed(str(e.get("name", "Error")), str(e.get("message", "")), str(e.get("tb", "")))
         return answer.get("ok"), buffers
 
-    def _receive(self, deadline, watch):
+    def _receive(self, deadline, watch, limits=None):
         def alive():
             if watch is not None:
                 watch(self)
+            if self.folder_cap_mb and folder_bytes(self.folder) > self.folder_cap_mb << 20:
+                self.stopped_for = f"it wrote more than {self.folder_cap_mb} MB into its folder"
+                self.terminate()
             return self.alive()
 
         try:
-            return wire.receive(self._from_child, deadline, alive)
+            return wire.receive(self._from_child, deadline, alive, limits)
         except wire.WireTimeout:
             self.kill()
             raise ChildTimeout() from None
         except (wire.WireClosed, OSError, ValueError):  # ended (terminate() from another thread, say)
             raise self._died() from None
+        except wire.WireTooLarge as e:  # refused before it was read
+            self.kill()
+            raise ChildDied(None, why=f"its answer was larger than the check asked for ({e}); nothing of it "
+                                      "was read") from None
         except wire.WireError as e:  # a child that speaks garbage is ended, and says so
             self.kill()
             raise ChildDied(None, why=f"it sent something that is not an answer ({e})") from None
@@ -177,8 +192,9 @@ class Child:
             except subprocess.TimeoutExpired:
                 pass
         tail = self.stderr_tail()
+        why = self.stopped_for
         self.kill()
-        return ChildDied(code, tail)
+        return ChildDied(code, tail, why=why)
 
     def stderr_tail(self, lines: int = 3) -> str:
         if not self.folder:
@@ -249,6 +265,31 @@ class Child:
         self.kill()
 
 
+def folder_bytes(folder: str | None, most_entries: int = 10_000) -> int:
+    """What a child's folder holds, in bytes (a folder of more entries than a check makes counts as
+    full: it is not worth walking)."""
+    if not folder:
+        return 0
+    total, entries, stack = 0, 0, [folder]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > most_entries:
+                        return 1 << 62
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_blocks * 512
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+    return total
+
+
 def session_members(sid: int) -> list[int]:
     """Processes whose session is `sid` (Linux /proc; elsewhere only the process group is killed)."""
     members = []
@@ -307,13 +348,18 @@ def serve(handle, warm=None) -> int:
             warm()
         except Exception:
             pass  # reported properly by the first real request
-    notes += confine(conf)
+    answer_requests(requests, answers, handle, notes + confine(conf))
+    return 0
+
+
+def answer_requests(requests: int, answers: int, handle, notes: list[str]) -> None:
+    """Say the child is ready (with what the OS would not give), then answer until the channel closes."""
     wire.send(answers, {"ready": True, "notes": notes})
     while True:
         try:
             header, arrays = wire.receive(requests)
         except wire.WireClosed:
-            return 0
+            return
         try:
             result = handle(header, arrays)
             if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], list):
@@ -359,7 +405,7 @@ def confine(conf: dict) -> list[str]:
     memory_mb = int(conf.get("memory_mb") or 0)
     if memory_mb > 0:
         _limit(resource.RLIMIT_AS, memory_mb << 20)
-    _limit(resource.RLIMIT_FSIZE, FILE_SIZE_MB << 20)
+    _limit(resource.RLIMIT_FSIZE, int(conf.get("file_size_mb") or FILE_SIZE_MB) << 20)
     _limit(resource.RLIMIT_CORE, 0)
     if conf.get("cpu_seconds"):
         _limit(resource.RLIMIT_CPU, int(conf["cpu_seconds"]))

@@ -43,6 +43,20 @@ class WireClosed(WireError):
     pass
 
 
+class WireTooLarge(WireError):
+    """More than the reader's limits: refused before it was read."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """The most one message may hold. The parent sets them from what it asked for (the outputs of a
+    check), so that what a hostile child sends is refused at its length, never read into memory."""
+
+    header: int = MAX_HEADER
+    arrays: int = MAX_ARRAYS
+    array_bytes: int = MAX_ARRAY * MAX_ARRAYS
+
+
 # -- the classes a message may hold ----------------------------------------------------------------
 def _classes() -> dict:
     from ..puzzles import LaunchConfig
@@ -133,17 +147,21 @@ def _write_all(fd: int, data: bytes, deadline: float | None) -> None:
 
 
 # -- reading ---------------------------------------------------------------------------------------
-def receive(fd: int, deadline: float | None = None, alive=None):
+def receive(fd: int, deadline: float | None = None, alive=None, limits: Limits | None = None):
     """Read one message: (header, arrays). Raises WireTimeout past `deadline` (time.monotonic),
-    WireClosed when the other side closed the channel, WireError when what came is not a message.
+    WireClosed when the other side closed the channel, WireTooLarge past `limits` (nothing of it
+    read), WireError when what came is not a message.
     `alive()`, polled while waiting, may return False to give up (e.g. the child died)."""
+    limits = limits or Limits()
     reader = _Reader(fd, deadline, alive)
-    size = reader.length(MAX_HEADER, "header")
+    size = reader.length(MAX_HEADER, "header", limits.header)
     body = reader.exactly(size)
-    count = reader.length(MAX_ARRAYS, "array count")
-    arrays = []
+    count = reader.length(MAX_ARRAYS, "array count", limits.arrays)
+    arrays, left = [], limits.array_bytes
     for _ in range(count):
-        data = reader.exactly(reader.length(MAX_ARRAY, "array"))
+        n = reader.length(MAX_ARRAY, "array", left)
+        left -= n
+        data = reader.exactly(n)
         try:
             arrays.append(np.load(io.BytesIO(data), allow_pickle=False))
         except Exception as e:
@@ -253,10 +271,15 @@ class _Reader:
     def __init__(self, fd, deadline, alive):
         self.fd, self.deadline, self.alive = fd, deadline, alive
 
-    def length(self, limit: int, what: str) -> int:
+    def length(self, limit: int, what: str, allowed: int | None = None) -> int:
+        """The next length: past `limit` no message of ours says it (garbage); past `allowed`, more
+        than this reader takes (too large)."""
         (n,) = LENGTH.unpack(self.exactly(LENGTH.size))
         if n > limit:
             raise WireError(f"the {what} is too large ({n:,} > {limit:,})")
+        if allowed is not None and n > allowed:
+            raise WireTooLarge(f"{n:,} arrays, more than {allowed:,}" if what == "array count"
+                               else f"the {what} is {n:,} bytes, more than the {allowed:,} left for it")
         return n
 
     def exactly(self, n: int) -> bytes:
