@@ -210,3 +210,24 @@ def test_model_written_code_gets_a_fresh_process_beside_the_learners_warm_child(
         assert runner.check("map", WRONG, "map.py", untrusted=True).verdict.passed is False
         assert runner.pid == warm and runner._server is not None  # the learner's child stayed warm
         assert runner.check("map", MAP, "map.py", untrusted=True).verdict.passed
+
+
+HEAVY = ("from numba import cuda, float32\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+         "    cache = cuda.shared.array(64, float32)\n    cache[i] = a[i]\n    total = float32(0)\n"
+         "    for k in range(90000):\n        total += cache[i] * float32(0)\n    out[i] = cache[i] + 10 + total\n")
+
+
+def test_an_honest_kernel_whose_trace_is_too_long_to_send_passes_with_its_trace_cut(monkeypatch):
+    """A long trace is cut in the child (every detection ran on all of it), so the answer stays
+    inside its limits: an honest heavy kernel is judged, not refused for its size."""
+    from tutor.engine.child import SENT_EVENTS
+
+    monkeypatch.setenv(SERVED_ENV, "1")
+    with Runner("sim", timeout=60) as served:
+        result = served.check("map", HEAVY, "map.py", seed=3)
+        wrong = served.check("map", HEAVY.replace("cache[i] + 10", "cache[i] + 11"), "map.py", seed=3)
+    assert result.verdict.passed, result.verdict.failures
+    assert sum(len(r.trace.events) for r in result.runs) <= SENT_EVENTS + 64
+    assert "the trace is cut" in result.runs[0].trace.printed
+    failure = wrong.verdict.failures[0]
+    assert failure.kind == "wrong_output" and "wrote it on line 12" in failure.message  # its writer, past the cut
