@@ -445,3 +445,41 @@ def test_strict_json_refuses_infinity_nan_out_of_range_floats_and_400_digit_inte
                         ("[-" + "9" * 5000 + "]", "an integer of 5000 digits")]:
         with pytest.raises(NotOurJSON, match=words):
             loads_strict(text)
+
+
+# -- a served learner's folder has a cap --------------------------------------------------------------
+def test_a_folder_with_a_quota_refuses_a_save_past_it_and_keeps_the_old_file(tmp_path):
+    """A browser learner could fill the room's disk: every reset keeps a backup, every file up to 4 MB."""
+    from tutor.store import QuotaExceeded
+
+    store = Store(tmp_path, quota_mb=1)
+    store.save_code("map", "x" * 600_000)
+    with pytest.raises(QuotaExceeded) as full:
+        store.save_code("zip", "y" * 600_000)
+    assert "of the 1 MB your facilitator allows" in full.value.strerror
+    assert not store.code_path("zip").exists()
+    store.save_code("map", "z" * 700_000)  # in place of the old text: it fits
+    assert store.load_code("map", "") == "z" * 700_000
+
+
+def test_resets_stop_at_the_quota_and_leave_the_code_as_it_was(tmp_path):
+    from tutor.store import QuotaExceeded
+
+    store = Store(tmp_path, quota_mb=1)
+    resets, held = 0, None
+    with pytest.raises(QuotaExceeded):
+        for n in range(100):
+            held = store.load_code("map", "")
+            store.save_code("map", f"{n}" + "x" * 200_000)
+            held = store.load_code("map", "")
+            store.reset_code("map", "starter")
+            resets += 1
+    assert 2 <= resets < 10
+    assert store.load_code("map", "") == held  # the refused save or reset changed nothing
+
+
+def test_without_a_quota_a_folder_takes_what_it_is_given(tmp_path):
+    store = Store(tmp_path)
+    for n in range(3):
+        store.save_code(f"p{n}", "x" * 1_000_000)
+    assert all(store.code_path(f"p{n}").exists() for n in range(3))

@@ -46,6 +46,7 @@ from typing import Any
 
 APP_NAME = "gpu-tutor"
 DATA_ENV = "GPU_TUTOR_DATA"
+QUOTA_ENV = "GPU_TUTOR_DATA_QUOTA_MB"  # a served learner's folder cap, set by `serve --learner-quota-mb`
 STATE_VERSION = 1
 
 Clock = Callable[[], float]
@@ -133,11 +134,15 @@ class Store:
     see `Autosaver`); a failed progress write adds a notice and is retried on the next change.
     """
 
-    def __init__(self, root: Path | str | None = None, *, clock: Clock = time.time, read_only: bool = False) -> None:
+    def __init__(self, root: Path | str | None = None, *, clock: Clock = time.time, read_only: bool = False,
+                 quota_mb: int | None = None) -> None:
         """`read_only`: another process owns this folder (a served learner's, read for the class
-        report): nothing is swept, moved aside or copied, what cannot be read is only a notice."""
+        report): nothing is swept, moved aside or copied, what cannot be read is only a notice.
+        `quota_mb`: what the folder may hold in all (a served room's learner's, set by the
+        facilitator); a write past it raises QuotaExceeded and the caller keeps the text."""
         self.root: Path = Path(root) if root is not None else default_root()
         self.read_only = read_only
+        self.quota = quota_mb * MB if quota_mb else None
         self.notices: list[str] = []
         self._clock = clock
         self._progress: dict[str, PuzzleProgress] = {}
@@ -191,8 +196,21 @@ class Store:
         with contextlib.suppress(OSError):
             if read_regular(path, CODE_LIMIT) == data:
                 return False
+        self.room_for(len(data), replacing=path)
         write_atomic(path, data)
         return True
+
+    def room_for(self, size: int, replacing: Path | None = None) -> None:
+        """Raise QuotaExceeded when writing `size` more bytes (in place of `replacing`) would take the
+        folder past its quota. What a file takes is counted by the blocks it holds on disk."""
+        if self.quota is None:
+            return
+        used = folder_size(self.root)
+        if replacing is not None:
+            with contextlib.suppress(OSError):
+                used -= os.lstat(replacing).st_blocks * 512
+        if used + size > self.quota:
+            raise QuotaExceeded(used, self.quota)
 
     def reset_code(self, puzzle_id: str, starter: str) -> Path | None:
         """Put the starter back. The previous text is kept as code/<id>.py.bak-<time>; returns that path
@@ -206,6 +224,7 @@ class Store:
             unchanged = False
         backup = None
         if not unchanged:
+            self.room_for(len(starter.encode("utf-8")))  # the old text stays, as the backup
             backup = _unused(path.with_name(f"{path.name}.bak-{self._stamp()}"))
             os.rename(path, backup)  # raises rather than reset over text we could not keep
         self.save_code(puzzle_id, starter)
@@ -400,6 +419,11 @@ class Autosaver:
     def pending(self) -> bool:
         return bool(self._pending)
 
+    def unsaved(self, puzzle_id: str) -> str | None:
+        """The text typed for a puzzle and not saved yet (a failed save keeps it here), or None."""
+        pending = self._pending.get(puzzle_id)
+        return pending.text if pending is not None else None
+
     def flush(self) -> bool:
         """Save everything pending, due or not. On a failed save the text stays pending (and `due`)
         so the next flush retries; the error is kept in `last_error` and False returned."""
@@ -428,6 +452,36 @@ class _Pending:
 
 
 # ---- files and times
+
+
+class QuotaExceeded(OSError):
+    """The learner's folder holds all its facilitator allows: the text stays where it was typed."""
+
+    def __init__(self, used: int, quota: int) -> None:
+        super().__init__(errno.EDQUOT, f"your folder holds {used / MB:.1f} MB of the {quota / MB:.0f} MB your "
+                                       "facilitator allows each learner; your code stays in the editor, unsaved: "
+                                       "ask your facilitator (gpu-tutor serve --learner-quota-mb)")
+
+
+def folder_size(root: Path, most_entries: int = 100_000) -> int:
+    """Bytes a folder's files hold on disk (a folder of more entries than a learner makes counts as
+    full: it is not worth walking)."""
+    total, entries, stack = 0, 0, [root]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > most_entries:
+                        return 1 << 62
+                    with contextlib.suppress(OSError):
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        else:
+                            total += entry.stat(follow_symlinks=False).st_blocks * 512
+        except OSError:
+            pass
+    return total
 
 
 class UnreadableFile(OSError):

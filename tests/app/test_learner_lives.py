@@ -339,3 +339,25 @@ def test_the_first_run_says_it_starts_the_simulator_and_times_the_whole_wait(tmp
             assert shown >= 0.5 * waited and shown > 0.3, (head, waited)
 
     asyncio.run(main())
+
+
+def test_a_full_folder_says_so_once_and_the_typed_code_stays_across_puzzles(tmp_path):
+    """A served learner's folder has a cap: past it their code cannot be saved. They are told, and
+    what they typed stays theirs in the editor (before, a failed save was silent)."""
+    (tmp_path / "filler").write_bytes(b"x" * (2 << 20))  # the folder is already past its 1 MB
+
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.insert("\n# my work\n")
+        typed = editor.text
+        await pilot.pause(1.6)  # the autosave's debounce and its tick
+        said = [n.message for n in app._notifications]
+        assert sum("could not be saved" in m and "facilitator allows" in m for m in said) == 1
+        app.load_puzzle("zip")
+        await pilot.pause()
+        app.load_puzzle("map")
+        await pilot.pause()
+        assert editor.text == typed
+        assert not app.store.code_path("map").exists()
+
+    run_app(check, tmp_path, puzzle="map", data_quota_mb=1)

@@ -66,7 +66,7 @@ def test_the_link_becomes_cookies_and_leaves_the_address_bar(room):
     assert "HttpOnly" in raw and "SameSite=Strict" in raw
     cookies = cookies_of(headers)
     assert cookies["gpu_tutor_room"] == room.token
-    assert re.fullmatch(r"[A-Za-z0-9_-]{32}", cookies["gpu_tutor_learner"])
+    assert re.fullmatch(r"[A-Za-z0-9_-]{32}\.[A-Za-z0-9_-]{43}", cookies["gpu_tutor_learner"])  # an id, signed
     status, _, page = get(room.base + "/", cookie="; ".join(f"{k}={v}" for k, v in cookies.items()))
     assert status == 200
     assert f"ws://127.0.0.1:{room.port}/ws" in page
@@ -178,3 +178,100 @@ def test_a_full_room_says_so_and_a_learners_second_tab_takes_over_from_the_first
     assert full == 503
     assert closed == "this learner opened the room in another tab"
     assert len(room.learner_folders()) == 1
+
+
+# -- only seats the room issued are seats ------------------------------------------------------------
+def ws_headers(room, learner: str | None) -> dict:
+    cookie = f"gpu_tutor_room={room.token}" + (f"; gpu_tutor_learner={learner}" if learner else "")
+    return {"Origin": f"http://127.0.0.1:{room.port}", "Cookie": cookie}
+
+
+async def _open(room, learner: str, hold: float = 0.0):
+    """Open a learner's websocket: its handshake status, and once open its first screen bytes."""
+    async with aiohttp.ClientSession() as session:
+        try:
+            ws = await session.ws_connect(f"ws://127.0.0.1:{room.port}/ws", headers=ws_headers(room, learner))
+        except aiohttp.WSServerHandshakeError as e:
+            return e.status
+        message = await ws.receive(timeout=60)
+        await asyncio.sleep(hold)
+        await ws.close()
+        return 101 if message.type == aiohttp.WSMsgType.BINARY else message.type
+
+
+@pytest.mark.parametrize("forged", ["A" * 32, "A" * 32 + "." + "B" * 43, "signed by another room", "a real id, unsigned"])
+def test_a_cookie_the_room_never_issued_gets_403_and_no_folder(room, forged):
+    """On main any 32-character cookie opened a websocket and got a folder: one client with forged
+    cookies filled a room, and the next honest learner got 503."""
+    issued = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+    cookie = {"signed by another room": issued[:33] + ("A" if issued[33] != "A" else "B") + issued[34:],
+              "a real id, unsigned": issued.split(".")[0]}.get(forged, forged)
+    before = room.learner_folders() if (room.data / "learners").exists() else []
+    assert asyncio.run(_open(room, cookie)) == 403
+    assert (room.learner_folders() if (room.data / "learners").exists() else []) == before
+    status, headers, _ = get(room.base + "/", cookie=f"gpu_tutor_room={room.token}; gpu_tutor_learner={cookie}")
+    assert status == 303 and cookies_of(headers)["gpu_tutor_learner"] != cookie  # the page issues a real one
+
+
+def test_three_learners_joining_a_three_seat_room_together_all_get_seats_and_a_fourth_does_not(tmp_path):
+    """On main a learner whose app was still starting counted twice: three learners joining a
+    4-seat room together got 101, 101, 503."""
+    room = RoomProcess(tmp_path / "room", "--max-learners", "3")
+    try:
+        learners = [cookies_of(get(room.url)[1])["gpu_tutor_learner"] for _ in range(4)]
+
+        async def together():
+            seated = await asyncio.gather(*(_open(room, c, hold=3.0) for c in learners[:3]))
+            return seated
+
+        async def with_a_fourth():
+            first = asyncio.gather(*(_open(room, c, hold=6.0) for c in learners[:3]))
+            await asyncio.sleep(3.0)
+            fourth = await _open(room, learners[3])
+            return await first, fourth
+
+        assert asyncio.run(together()) == [101, 101, 101]
+        seated, fourth = asyncio.run(with_a_fourth())
+        assert seated == [101, 101, 101] and fourth == 503
+        assert asyncio.run(_open(room, learners[3])) == 101  # seats are free again once tabs close
+    finally:
+        room.stop()
+
+
+def test_a_restart_keeps_the_link_and_every_learners_cookie_and_new_token_rotates_them(tmp_path):
+    """On main every start printed a new token: learners' links and cookies got 403 after a restart."""
+    room = RoomProcess(tmp_path / "room")
+    try:
+        cookie = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+        assert asyncio.run(_open(room, cookie)) == 101
+        folders = room.learner_folders()
+    finally:
+        room.stop()
+    keys = tmp_path / "room" / "room-keys.json"
+    assert oct(keys.stat().st_mode & 0o777) == "0o600"
+    again = RoomProcess(tmp_path / "room")
+    try:
+        assert again.token == room.token and "the same link as before" in "".join(again.output)
+        status, _, page = get(again.base + "/", cookie=f"gpu_tutor_room={room.token}; gpu_tutor_learner={cookie}")
+        assert status == 200 and "reconnects when it is back" in page
+        assert asyncio.run(_open(again, cookie)) == 101
+        assert again.learner_folders() == folders  # the same learner, the same folder
+    finally:
+        again.stop()
+    rotated = RoomProcess(tmp_path / "room", "--new-token")
+    try:
+        assert rotated.token != room.token and "no longer works" in "".join(rotated.output)
+        assert get(rotated.base + "/", cookie=f"gpu_tutor_room={room.token}")[0] == 403
+        old = {"Origin": f"http://127.0.0.1:{rotated.port}",
+               "Cookie": f"gpu_tutor_room={rotated.token}; gpu_tutor_learner={cookie}"}
+
+        async def old_cookie():
+            async with aiohttp.ClientSession() as session:
+                try:
+                    await session.ws_connect(f"ws://127.0.0.1:{rotated.port}/ws", headers=old)
+                except aiohttp.WSServerHandshakeError as e:
+                    return e.status
+
+        assert asyncio.run(old_cookie()) == 403
+    finally:
+        rotated.stop()

@@ -8,6 +8,7 @@ from pathlib import Path
 from tutor.engine.gpulock import QUEUE_ENV, TURNS_ENV
 from tutor.engine.runner import SERVED_ENV, Runner
 from tutor.serve.room import Room, session_env
+from tutor.store import QUOTA_ENV
 from tutor.serve.session import open_app
 
 
@@ -18,6 +19,16 @@ def test_a_learners_app_gets_its_folder_the_served_flag_and_the_rooms_workshop(t
     assert env["GPU_TUTOR_DATA"] == str(folder) and folder.parent == tmp_path / "learners"
     assert env[SERVED_ENV] == "1" and env["GPU_TUTOR_WORKSHOP"] == str(tmp_path / "w.toml")
     assert room.learner_folder("b" * 32) != folder and "a" * 32 not in str(folder)
+    assert env[QUOTA_ENV] == "50"  # the folder's cap, read once by the learner's app
+
+
+def test_the_learners_app_holds_its_folder_to_the_rooms_quota(tmp_path, monkeypatch):
+    monkeypatch.delenv("GPU_TUTOR_WORKSHOP", raising=False)
+    monkeypatch.setenv("GPU_TUTOR_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv(QUOTA_ENV, "7")
+    assert open_app().store.quota == 7 << 20
+    monkeypatch.setenv(QUOTA_ENV, "lots")  # not a number: the room's default, never no cap
+    assert open_app().store.quota == 50 << 20
 
 
 def test_the_app_joins_the_workshops_gpu_queue_and_asks_the_name(tmp_path, monkeypatch):

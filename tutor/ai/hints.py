@@ -139,8 +139,10 @@ class HintLog:
     """Append-only JSONL of AI hint attempts and leaks: what a facilitator may audit. No keys,
     no code (hashes only)."""
 
-    def __init__(self, path: Path | None):
+    def __init__(self, path: Path | None, room: Callable[[int], None] | None = None):
+        """`room(size)`: raises OSError when the folder has no room for `size` more bytes (a quota)."""
         self.path = path
+        self.room = room
         self._lock = threading.Lock()
 
     def write(self, **record) -> None:
@@ -151,8 +153,11 @@ class HintLog:
         from ..store import append_regular
 
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **record}
+        data = (json.dumps(record) + "\n").encode("utf-8")
         with self._lock, contextlib.suppress(OSError):
-            append_regular(self.path, (json.dumps(record) + "\n").encode("utf-8"))
+            if self.room is not None:
+                self.room(len(data))
+            append_regular(self.path, data)
 
 
 def ask_hint(puzzle, level: int, learner: str, context: str, shown: list[str], settings, *,

@@ -345,11 +345,13 @@ class TutorApp(App):
 
     # -- puzzles --------------------------------------------------------------------------------
     def load_puzzle(self, puzzle_id: str) -> None:
-        self.autosaver.flush()
+        self._save_code()
         self.puzzle = self.catalog.get(puzzle_id)
         self.store.record_open(puzzle_id)
         editor = self._main.query_one("#editor", TextArea)
-        code = self.store.load_code(puzzle_id, self.puzzle.starter)
+        code = self.autosaver.unsaved(puzzle_id)  # typed but never saved (a full folder): still theirs
+        if code is None:
+            code = self.store.load_code(puzzle_id, self.puzzle.starter)
         editor.load_text(code)
         self._main.query_one("#lesson", Markdown).update(self._lesson_text())
         progress = self.store.progress(puzzle_id)
@@ -428,7 +430,17 @@ class TutorApp(App):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self.store.reset_code(self.puzzle.id, self.puzzle.starter)
+                self._save_code()  # what was typed is what the backup keeps
+                if self.autosaver.unsaved(self.puzzle.id) is not None:
+                    self.notify("Your code is not saved yet, so no backup of it could be kept: nothing was reset.",
+                                severity="error", timeout=15)
+                    return
+                try:
+                    self.store.reset_code(self.puzzle.id, self.puzzle.starter)
+                except OSError as e:
+                    self.notify(f"Your code was not reset, and is unchanged: {terminal_safe(e.strerror or str(e))}",
+                                severity="error", timeout=15, markup=False)
+                    return
                 self._main.query_one("#editor", TextArea).load_text(self.puzzle.starter)
                 self._clear_results("Back to the starter: press ctrl+r to run it.")
                 self.notify("Back to the starter. Your previous code is kept as a backup file.")
@@ -571,7 +583,7 @@ class TutorApp(App):
                                    passes=passes, cancel=cancel, on_progress=progress,
                                    on_text=lambda t: self.call_from_thread(panel.stream, t),
                                    on_status=lambda t: self.call_from_thread(panel.status, t),
-                                   log=HintLog(self.store.root / "ai-hints.jsonl"))
+                                   log=HintLog(self.store.root / "ai-hints.jsonl", room=self.store.room_for))
         except Exception as e:  # never a traceback in the panel: one line, and the authored hint
             from ..ai.hints import authored_hint
 
@@ -625,8 +637,19 @@ class TutorApp(App):
 
     def _autosave_tick(self) -> None:
         if self.autosaver.due(time.monotonic()):
-            self.autosaver.flush()
+            self._save_code()
         self._show_deferred()
+
+    def _save_code(self) -> None:
+        """Save what is pending; a save that fails (a full folder, a full disk) is said once per cause,
+        and the text stays in the editor and pending until a save works."""
+        if self.autosaver.flush():
+            self._unsaved_said = None
+            return
+        why = terminal_safe(getattr(self.autosaver.last_error, "strerror", None) or str(self.autosaver.last_error))
+        if why != getattr(self, "_unsaved_said", None):
+            self._unsaved_said = why
+            self.notify(f"Your code could not be saved: {why}", severity="error", timeout=15, markup=False)
 
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
@@ -645,7 +668,7 @@ class TutorApp(App):
         self.action_run()
 
     def action_run(self) -> None:
-        self.autosaver.flush()
+        self._save_code()
         self._generation += 1
         source = self._ran_source = self._main.query_one("#editor", TextArea).text
         if self._running_since is not None and time.monotonic() - self._running_since > 0.3:
@@ -842,9 +865,11 @@ def incomplete_python(source: str) -> str | None:
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
              repeatable: bool = False, ai_settings=None, workshop=None, runners: tuple | None = None,
-             ask_name: bool = False) -> TutorApp:
+             ask_name: bool = False, data_quota_mb: int | None = None) -> TutorApp:
     """The app as the CLI and the tests build it: same wiring, their own data directory. A workshop
-    (tutor.workshop.config) narrows the puzzles to its own and sets the title, policies and backend."""
-    return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None), backend=backend,
+    (tutor.workshop.config) narrows the puzzles to its own and sets the title, policies and backend.
+    `data_quota_mb`: what the data folder may hold (a served learner's, see Store)."""
+    return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None, quota_mb=data_quota_mb),
+                    backend=backend,
                     puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
                     ai_settings=ai_settings, workshop=workshop, runners=runners, ask_name=ask_name)

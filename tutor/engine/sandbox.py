@@ -31,6 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..store import folder_size
 from . import wire
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,7 +165,7 @@ class Child:
         def alive():
             if watch is not None:
                 watch(self)
-            if self.folder_cap_mb and folder_bytes(self.folder) > self.folder_cap_mb << 20:
+            if self.folder_cap_mb and self.folder and folder_size(Path(self.folder)) > self.folder_cap_mb << 20:
                 self.stopped_for = f"it wrote more than {self.folder_cap_mb} MB into its folder"
                 self.terminate()
             return self.alive()
@@ -263,31 +264,6 @@ class Child:
 
     def __exit__(self, *exc):
         self.kill()
-
-
-def folder_bytes(folder: str | None, most_entries: int = 10_000) -> int:
-    """What a child's folder holds, in bytes (a folder of more entries than a check makes counts as
-    full: it is not worth walking)."""
-    if not folder:
-        return 0
-    total, entries, stack = 0, 0, [folder]
-    while stack:
-        try:
-            with os.scandir(stack.pop()) as it:
-                for entry in it:
-                    entries += 1
-                    if entries > most_entries:
-                        return 1 << 62
-                    try:
-                        if entry.is_dir(follow_symlinks=False):
-                            stack.append(entry.path)
-                        else:
-                            total += entry.stat(follow_symlinks=False).st_blocks * 512
-                    except OSError:
-                        pass
-        except OSError:
-            pass
-    return total
 
 
 def session_members(sid: int) -> list[int]:

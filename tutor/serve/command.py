@@ -35,6 +35,12 @@ def add_serve_command(sub, add_workshop_option) -> None:
                         "'served' in gpu-tutor's data folder)")
     p.add_argument("--max-learners", type=int, default=64,
                    help="browser sessions at once (default 64); each is an app and a simulator process")
+    p.add_argument("--learner-quota-mb", type=int, default=None, metavar="MB",
+                   help="what each learner's data folder may hold (default 50 MB); past it their code stays "
+                        "in their editor, unsaved, and they are told so")
+    p.add_argument("--new-token", action="store_true",
+                   help="make a new token and cookie secret for the room: every old link and learner cookie "
+                        "stops working (their folders stay). Without it a restart keeps the room's link")
     p.set_defaults(func=cmd_serve)
 
 
@@ -59,12 +65,15 @@ def prepare(args):
         raise ServeError("needs textual-serve: pip install 'gpu-tutor[serve]' (or pip install textual-serve)")
     from ..puzzles import load_catalog
     from ..workshop.cli import active_workshop
-    from .room import Room, build_server, new_token
+    from .room import LEARNER_QUOTA_MB, Room, build_server, room_keys
 
     if not 0 < args.port < 65536:
         raise ServeError(f"--port {args.port}: choose a port from 1 to 65535 (e.g. 8000)")
     if args.max_learners < 1:
         raise ServeError(f"--max-learners {args.max_learners}: at least 1")
+    quota = LEARNER_QUOTA_MB if args.learner_quota_mb is None else args.learner_quota_mb
+    if quota < 1:
+        raise ServeError(f"--learner-quota-mb {quota}: at least 1 (MB)")
     workshop = active_workshop(args)  # a bad file is reported now, not in every learner's browser
     catalog = load_catalog(on_demand=True)
     puzzles = tuple(workshop.puzzles) if workshop else tuple(catalog.ids())
@@ -74,9 +83,12 @@ def prepare(args):
     if exposed:
         raise ServeError(f"{root}: lies inside {exposed}, which every learner's sandboxed kernel may read; "
                          "choose a room folder elsewhere with --data (e.g. --data ~/gpu-tutor-room)")
-    room = Room(root=root, token=new_token(), workshop=workshop.path.resolve() if workshop else None,
-                title=workshop.title if workshop else "gpu-tutor", puzzles=puzzles, max_sessions=args.max_learners)
     try:
+        token, secret, made = room_keys(root, rotate=args.new_token)
+        room = Room(root=root, token=token, secret=secret, workshop=workshop.path.resolve() if workshop else None,
+                    title=workshop.title if workshop else "gpu-tutor", puzzles=puzzles,
+                    max_sessions=args.max_learners, learner_quota_mb=quota,
+                    keys="rotated" if args.new_token else "new" if made else "kept")
         room.write_description()
     except OSError as e:
         raise ServeError(f"{root}: cannot be written ({e.strerror or e}); choose another folder with --data") from None
@@ -92,9 +104,18 @@ def describe(room, host: str, url: str) -> list[str]:
     from ..engine.runner import gpu_present
     from ..engine.sandbox import landlock_abi
 
+    from .room import KEYS_FILE
+
     lines = [f"gpu-tutor serve: {room.title} ({len(room.puzzles)} puzzles)",
-             f"  the room's link (hand it out; it carries the token): {url}",
-             f"  learners' folders: {room.root / 'learners'}   class table: gpu-tutor report {room.root}"]
+             f"  the room's link (hand it out; it carries the token): {url}"]
+    if room.keys == "rotated":
+        lines.append("  a new token: every earlier link and learner cookie of this room no longer works "
+                     "(learners' folders are kept; they start new ones from the new link)")
+    elif room.keys == "kept":
+        lines.append(f"  the same link as before: the token is kept in {room.root / KEYS_FILE} "
+                     "(--new-token makes a new one)")
+    lines += [f"  learners' folders: {room.root / 'learners'}   class table: gpu-tutor report {room.root}",
+              f"  each learner's folder may hold {room.learner_quota_mb} MB (--learner-quota-mb)"]
     if _is_loopback(host):
         lines.append("  listening on this machine only (--host 0.0.0.0 serves the room's network)")
     else:

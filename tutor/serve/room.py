@@ -6,11 +6,18 @@ puts a room's rules around it:
   then becomes a cookie, and the address bar loses it) or in that cookie. Loopback included, since
   on a shared machine every user can reach loopback. The websocket must also come from our own page
   (its Origin is this host): another site open in the learner's browser cannot drive their app.
-- **A learner is a browser.** The first visit gets a random learner cookie; its hash names the data
-  folder (DATA/learners/HASH), so the folder's name, which the class report may show, does not
-  give the cookie away. A reload or a second tab of the same browser is the same learner: the new
-  tab takes over (the old tab's app saves and ends, so two apps never write one folder). Another
-  browser is another learner, with nothing shared.
+- **A learner is a browser, and only the room makes learners.** The first visit gets a learner
+  cookie: a random id signed with the room's secret (HMAC-SHA256), so a cookie the room never issued
+  gets 403 and no folder. The id's hash names the data folder (DATA/learners/HASH), so the folder's
+  name, which the class report may show, does not give the cookie away. A reload or a second tab of
+  the same browser is the same learner: the new tab takes over (the old tab's app saves and ends,
+  so two apps never write one folder). Another browser is another learner, with nothing shared.
+- **A seat is a learner with an open websocket**, counted once from the moment the websocket is
+  taken to its close (a learner's second tab takes their own seat over); the check and the taking
+  happen with nothing awaited between them, so learners joining together never count twice.
+- **Links survive a restart.** The token and the secret are kept in DATA/room-keys.json (readable by
+  the facilitator's user alone); `serve --new-token` makes new ones, and then every old link and
+  learner cookie stops working (the learners' folders stay).
 - **Each app process** gets `GPU_TUTOR_DATA` (its folder) and `GPU_TUTOR_SERVED=1`: its checks are
   untrusted, so on the simulator the real compiler accepts a kernel before any of it runs, in the
   sandboxed child (engine.sandbox), which cannot read the other folders nor the server's environment.
@@ -22,11 +29,13 @@ terminal script and font from its static folder.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import hmac
 import html
 import json
 import logging
+import os
 import re
 import secrets
 import shlex
@@ -40,7 +49,9 @@ from ..workshop.folders import ROOM_FILE  # the room's title and puzzles, for th
 ROOM_COOKIE = "gpu_tutor_room"
 LEARNER_COOKIE = "gpu_tutor_learner"
 LEARNER_DAYS = 30  # a learner's browser keeps its folder across restarts for a month
-_LEARNER = re.compile(r"[A-Za-z0-9_-]{32}")
+KEYS_FILE = "room-keys.json"
+LEARNER_QUOTA_MB = 50  # each learner's data folder, by default (serve --learner-quota-mb)
+_SIGNED = re.compile(r"([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]{43})")
 STOP_WAIT_S = 10.0  # an app told to quit (its tab closed or taken over) gets this long to save and end
 log = logging.getLogger("gpu-tutor-serve")
 
@@ -53,12 +64,33 @@ class Room:
     title: str
     puzzles: tuple[str, ...]
     max_sessions: int = 64
+    secret: bytes = b""   # signs the learner cookies this room issues
+    learner_quota_mb: int = LEARNER_QUOTA_MB
+    keys: str = "new"     # the token and secret: "kept" from the room folder, "new", or "rotated"
 
-    def learner_folder(self, cookie: str) -> Path:
-        return self.root / "learners" / hashlib.sha256(cookie.encode()).hexdigest()[:24]
+    def learner_folder(self, learner: str) -> Path:
+        """The folder of a learner id (from a cookie the room signed: see `learner_of`)."""
+        return self.root / "learners" / hashlib.sha256(learner.encode()).hexdigest()[:24]
 
     def allows(self, token: str | None) -> bool:
         return bool(token) and hmac.compare_digest(token.encode(), self.token.encode())
+
+    def new_learner_cookie(self) -> str:
+        learner = secrets.token_urlsafe(24)
+        return f"{learner}.{self._sign(learner)}"
+
+    def learner_of(self, cookie: str | None) -> str | None:
+        """The learner id of a cookie this room issued; None for any other (forged, unsigned, or
+        signed by a room's earlier secret)."""
+        found = _SIGNED.fullmatch(cookie or "")
+        if found is None or not self.secret:
+            return None
+        learner, signature = found.groups()
+        return learner if hmac.compare_digest(signature, self._sign(learner)) else None
+
+    def _sign(self, learner: str) -> str:
+        mac = hmac.new(self.secret, b"gpu-tutor learner " + learner.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(mac).decode().rstrip("=")
 
     def write_description(self) -> None:
         from ..store import write_atomic
@@ -74,6 +106,29 @@ def new_token() -> str:
     return secrets.token_urlsafe(18)
 
 
+def room_keys(root: Path, rotate: bool = False) -> tuple[str, bytes, bool]:
+    """(token, secret, made): the room's keys as kept in its folder, or new ones (made True) when
+    there are none, they cannot be read, or `rotate` asks for new ones. The file is the facilitator
+    user's alone (0600)."""
+    from ..store import read_regular, write_atomic
+
+    path = root / KEYS_FILE
+    if not rotate:
+        try:
+            kept = json.loads(read_regular(path, 4096).decode("utf-8"))
+            token, secret = kept["token"], base64.urlsafe_b64decode(kept["secret"])
+            if re.fullmatch(r"[A-Za-z0-9_-]{16,}", token) and len(secret) >= 32:
+                return token, secret, False
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    token, secret = new_token(), secrets.token_bytes(32)
+    root.mkdir(parents=True, exist_ok=True)
+    data = json.dumps({"token": token, "secret": base64.urlsafe_b64encode(secret).decode()}) + "\n"
+    write_atomic(path, data.encode("utf-8"))
+    os.chmod(path, 0o600)
+    return token, secret, True
+
+
 def session_command() -> str:
     return shlex.join([sys.executable, "-m", "tutor.serve.session"])
 
@@ -81,10 +136,11 @@ def session_command() -> str:
 def session_env(room: Room, folder: Path) -> dict[str, str]:
     """What a learner's app process gets on top of the server's environment."""
     from ..engine.runner import SERVED_ENV
-    from ..store import DATA_ENV
+    from ..store import DATA_ENV, QUOTA_ENV
     from ..workshop.config import WORKSHOP_ENV
 
-    env = {DATA_ENV: str(folder), SERVED_ENV: "1", "GPU_TUTOR_ROOM_TITLE": room.title}
+    env = {DATA_ENV: str(folder), SERVED_ENV: "1", "GPU_TUTOR_ROOM_TITLE": room.title,
+           QUOTA_ENV: str(room.learner_quota_mb)}
     if room.workshop is not None:
         env[WORKSHOP_ENV] = str(room.workshop)
     return env
@@ -130,9 +186,9 @@ def build_server(room: Room, host: str, port: int):
     class RoomServer(Server):
         def __init__(self):
             super().__init__(session_command(), host=host, port=port, title=f"gpu-tutor · {room.title}")
-            self.live: dict[str, tuple[LearnerApp, web.WebSocketResponse]] = {}  # by learner cookie
+            self.live: dict[str, tuple[LearnerApp, web.WebSocketResponse]] = {}  # by learner id
+            self.seats: dict[str, object] = {}  # learner id -> the websocket handler holding the seat
             self.exiting = False
-            self.starting = 0
 
         def initialize_logging(self) -> None:
             logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -176,13 +232,13 @@ def build_server(room: Room, host: str, port: int):
             return await handler(request)
 
         async def handle_index(self, request):
-            learner = request.cookies.get(LEARNER_COOKIE, "")
-            if room.allows(request.query.get("token")) or not _LEARNER.fullmatch(learner):
+            learner = room.learner_of(request.cookies.get(LEARNER_COOKIE))
+            if room.allows(request.query.get("token")) or learner is None:
                 # the link's token becomes a cookie and leaves the address bar (and the browser's history)
                 response = web.Response(status=303, headers={"Location": "/"})
                 response.set_cookie(ROOM_COOKIE, room.token, httponly=True, samesite="Strict", path="/")
-                if not _LEARNER.fullmatch(learner):
-                    response.set_cookie(LEARNER_COOKIE, secrets.token_urlsafe(24), httponly=True, samesite="Strict",
+                if learner is None:
+                    response.set_cookie(LEARNER_COOKIE, room.new_learner_cookie(), httponly=True, samesite="Strict",
                                         path="/", max_age=LEARNER_DAYS * 86400)
                 return response
             scheme = "wss" if request.secure else "ws"
@@ -195,20 +251,23 @@ def build_server(room: Room, host: str, port: int):
             if origin is not None and origin.split("://", 1)[-1] != request.host:
                 log.info("refused a websocket from %s (page of another site: %s)", request.remote, origin)
                 return web.Response(status=403, text="this room's app opens only from its own page")
-            learner = request.cookies.get(LEARNER_COOKIE, "")
-            if not _LEARNER.fullmatch(learner):
+            learner = room.learner_of(request.cookies.get(LEARNER_COOKIE))
+            if learner is None:  # never a folder for a cookie the room did not issue
+                log.info("refused a websocket from %s: no learner cookie of this room's", request.remote)
                 return web.Response(status=403, text="open the room's link first")
-            if len(self.live) + self.starting >= room.max_sessions and learner not in self.live:
+            if learner not in self.seats and len(self.seats) >= room.max_sessions:
                 return web.Response(status=503, text=f"the room is full ({room.max_sessions} learners); "
                                                      "ask your facilitator")
-            width = _size(request.query.get("width"), 80)
-            height = _size(request.query.get("height"), 24)
-            websocket = web.WebSocketResponse(heartbeat=15)
-            await websocket.prepare(request)
-            folder = room.learner_folder(learner)
-            folder.mkdir(parents=True, exist_ok=True)
-            self.starting += 1
+            seat = object()
+            self.seats[learner] = seat  # taken here, before anything is awaited: counted once
+            service = None
             try:
+                width = _size(request.query.get("width"), 80)
+                height = _size(request.query.get("height"), 24)
+                websocket = web.WebSocketResponse(heartbeat=15)
+                await websocket.prepare(request)
+                folder = room.learner_folder(learner)
+                folder.mkdir(parents=True, exist_ok=True)
                 earlier = self.live.pop(learner, None)
                 if earlier is not None:  # the same browser's new tab or reload: the old app saves and ends
                     earlier[0].farewell = b"this learner opened the room in another tab"
@@ -217,20 +276,22 @@ def build_server(room: Room, host: str, port: int):
                 service = LearnerApp(folder, websocket, download_manager=self.download_manager)
                 self.live[learner] = (service, websocket)
                 await service.start(width, height)
+                log.info("learner %s: app started (%d in the room)", folder.name, len(self.seats))
+                try:
+                    await _relay(websocket, service, WSMsgType.TEXT)
+                except Exception as error:  # a bad message ends that tab, never the room
+                    log.info("learner %s: connection ended (%s)", folder.name, error)
             finally:
-                self.starting -= 1
-            log.info("learner %s: app started (%d in the room)", folder.name, len(self.live))
-            try:
-                await _relay(websocket, service, WSMsgType.TEXT)
-            except Exception as error:  # a bad message ends that tab, never the room
-                log.info("learner %s: connection ended (%s)", folder.name, error)
-            finally:
-                if self.live.get(learner, (None,))[0] is service:
-                    del self.live[learner]
-                ending = time.monotonic()
-                await service.stop()
-                log.info("learner %s: app ended in %.1f s", folder.name, time.monotonic() - ending)
-                await websocket.close()
+                if self.seats.get(learner) is seat:  # a newer tab of theirs holds it now otherwise
+                    del self.seats[learner]
+                if service is not None:
+                    if self.live.get(learner, (None,))[0] is service:
+                        del self.live[learner]
+                    ending = time.monotonic()
+                    await service.stop()
+                    log.info("learner %s: app ended in %.1f s", room.learner_folder(learner).name,
+                             time.monotonic() - ending)
+                    await websocket.close()
             return websocket
 
     return RoomServer()
@@ -299,8 +360,32 @@ a {{ color: #ac5af4; }}
 </head>
 <body>
 <div class="note starting"><p>{title}</p><p>starting your session...</p></div>
-<div class="note ended"><p>Your session ended (your code is saved).</p><p><a href="/">Start again</a></p></div>
+<div class="note ended"><p>Your session ended (your code is saved).</p><p id="back"></p><p><a href="/">Start again</a></p></div>
 <div id="terminal" class="textual-terminal" data-session-websocket-url="{ws}" data-font-size="{font_size}"></div>
+<script>
+// When the session ends because the room went away (the facilitator restarted it), come back by
+// ourselves as soon as it answers again. A room that stays up (this learner opened another tab) is
+// left alone: two tabs must not take the app from each other.
+(function () {{
+  var watching = false;
+  new MutationObserver(function () {{
+    if (watching || !document.body.classList.contains("-closed")) return;
+    watching = true;
+    var down = false, tries = 0;
+    function poll() {{
+      fetch("/", {{cache: "no-store", credentials: "same-origin"}}).then(function () {{
+        if (down) {{ location.reload(); return; }}
+        if (++tries < 5) setTimeout(poll, 1500);
+      }}).catch(function () {{
+        down = true;
+        document.getElementById("back").textContent = "The room is restarting: this page reconnects when it is back.";
+        setTimeout(poll, 2000);
+      }});
+    }}
+    setTimeout(poll, 500);
+  }}).observe(document.body, {{attributes: true, attributeFilter: ["class"]}});
+}})();
+</script>
 </body>
 </html>
 """

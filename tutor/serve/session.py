@@ -38,9 +38,25 @@ def open_app():
     if workshop is not None:
         use_gpu_queue(workshop)  # every browser learner's GPU runs join the room's one queue
     app = make_app(workshop=workshop, ai_settings=workshop.ai_settings() if workshop else AISettings(offline=True),
-                   ask_name=True)
+                   ask_name=True, data_quota_mb=_quota_mb())
     load_learner(app.store.root)  # the folder's id, made now: the class report reads it, never writes it
     return app
+
+
+def _quota_mb() -> int | None:
+    """The learner's folder cap the room set (`serve --learner-quota-mb`), read once here; a value
+    that is not a number is the room's default, never no cap."""
+    import os
+
+    from ..store import QUOTA_ENV
+    from .room import LEARNER_QUOTA_MB
+
+    if QUOTA_ENV not in os.environ:
+        return None
+    try:
+        return max(1, int(os.environ[QUOTA_ENV]))
+    except ValueError:
+        return LEARNER_QUOTA_MB
 
 
 if __name__ == "__main__":
