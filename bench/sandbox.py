@@ -84,14 +84,17 @@ def checks(rounds: int) -> None:
     print(f"  median over puzzles: {added:.1f} ms added per check, {ratio:.2f}x")
 
 
-def fresh(rounds: int) -> None:
+def fresh(rounds: int, backend: str = "sim", pause: float = 0.0) -> None:
+    from tutor.engine.gpu import TIMING_RUNS
     from tutor.engine.runner import Runner, answer_limits
     from tutor.puzzles import load_catalog
 
     puzzles = [p for p in load_catalog().ordered() if p.track == "classic"]
-    forked = Runner("sim")
+    # on a GPU: no room queue and no simulator beside, so that the two sides differ only in the process
+    options = {} if backend == "sim" else {"gpu_queue": False, "with_simulator": False}
+    forked = Runner(backend, **options)
     forked.untrusted = "served"  # as GPU_TUTOR_SERVED=1 makes it: every check in a fresh child
-    warm = Runner("sim")         # the same untrusted checks, all in one warm child
+    warm = Runner(backend, **options)  # the same untrusted checks, all in one warm child
 
     edits = iter(range(10**9))
 
@@ -106,7 +109,7 @@ def fresh(rounds: int) -> None:
                    "configs": [(p.config, p.inputs) for p in planned], "timeout": warm.timeout,
                    "content": warm.content, "compile": True, "untrusted": "served"}
         with warm._lock:
-            answer = warm._ask(request, limits=answer_limits(request["configs"], "sim", 0))
+            answer = warm._ask(request, limits=answer_limits(request["configs"], backend, TIMING_RUNS))
             result = warm._judged(puzzle, request, planned, answer, True)
         assert result.verdict.passed, result.verdict.to_json()
         return result
@@ -119,9 +122,11 @@ def fresh(rounds: int) -> None:
         untrusted_in_warm_child(puzzle)
         fresh_ms, warm_ms = [], []
         for _ in range(rounds):
+            time.sleep(pause)  # the learner reads the verdict and edits: the next check's spare gets ready
             t = time.perf_counter()
             result = forked.check(puzzle.id, edited(puzzle), "ref.py", seed=1)
             fresh_ms.append((time.perf_counter() - t) * 1000)
+            time.sleep(pause)
             t = time.perf_counter()
             untrusted_in_warm_child(puzzle)
             warm_ms.append((time.perf_counter() - t) * 1000)
@@ -129,8 +134,9 @@ def fresh(rounds: int) -> None:
         rows.append((puzzle.id, statistics.median(fresh_ms), statistics.median(warm_ms)))
     forked.close()
     warm.close()
-    print(f"\none served learner's check, fresh forked child against one warm child ({rounds} rounds each, "
-          "interleaved)")
+    where = "this machine's simulator" if backend == "sim" else f"the GPU ({_gpu_name()})"
+    print(f"\none served learner's check on {where}, fresh forked child against one warm child ({rounds} rounds "
+          f"each, interleaved, {pause:g} s between checks, untimed)")
     print(f"  {'puzzle':<12} {'fresh ms':>9} {'warm ms':>8} {'added ms':>9} {'ratio':>6}")
     for pid, f, w in rows:
         print(f"  {pid:<12} {f:>9.1f} {w:>8.1f} {f - w:>9.1f} {f / w:>5.2f}x")
@@ -139,14 +145,26 @@ def fresh(rounds: int) -> None:
     print(f"  median over puzzles: {added:.1f} ms added per check by a fresh process, {ratio:.2f}x")
 
 
+def _gpu_name() -> str:
+    from tutor.engine.gpu import device_description
+
+    return device_description()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", choices=("start", "checks", "fresh"), default=None)
+    parser.add_argument("--backend", choices=("sim", "gpu"), default="sim",
+                        help="where the fresh-process part runs its checks (gpu: on the GPU machine)")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds between checks, untimed, as a learner reads and edits (fresh part)")
     args = parser.parse_args()
-    for part in ("start", "checks", "fresh"):
+    for part in ("start", "checks"):
         if args.only in (None, part):
             globals()[part](args.rounds)
+    if args.only in (None, "fresh"):
+        fresh(args.rounds, args.backend, args.pause)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def handle(request, arrays):
 
 def handler(argv):
     """For the fork server's tests: the same probe, forked fresh for each check."""
-    return handle, None
+    return handle, None, None
 
 
 if __name__ == "__main__":

@@ -196,7 +196,7 @@ def test_a_served_runner_checks_every_file_in_a_process_of_its_own_and_leaves_no
         for source, passes in ((MAP, True), (WRONG, False), (MAP, True)):
             assert served.check("map", source, "map.py").verdict.passed is passes
             assert served._child is None  # never a warm child for a served learner
-        assert len(set(pids)) == 3
+        assert len(set(pids)) == len(pids) >= 3  # every check's process is new (and so is the spare after)
     assert folders and not any(os.path.exists(f) for f in folders)
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] in ("Z", "X")

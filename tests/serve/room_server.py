@@ -24,8 +24,8 @@ def free_port() -> int:
 class RoomProcess:
     """`gpu-tutor serve` on a free loopback port; `.url` is the link it printed, `.token` its token."""
 
-    def __init__(self, data: Path, *args: str, env: dict | None = None, prefix: list[str] = ()):
-        self.port = free_port()
+    def __init__(self, data: Path, *args: str, env: dict | None = None, prefix: list[str] = (), port: int | None = None):
+        self.port = port or free_port()
         self.data = data
         full_env = {**os.environ, "GPU_TUTOR_NO_GPU": "1", **(env or {})}
         full_env.pop("GPU_TUTOR_WORKSHOP", None)

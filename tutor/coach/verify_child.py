@@ -25,12 +25,12 @@ def main(argv=None) -> int:
 
 
 def handler(argv: list[str]):
-    """(handle, warm) for `BACKEND`, as engine/child.py's."""
+    """(handle, warm, fresh) for `BACKEND`, as engine/child.py's."""
     from ..engine.child import warm_up
 
     backend = argv[0] if argv else "sim"
     state: dict = {}
-    return (lambda request, arrays: handle(backend, state, request, arrays)), (lambda: warm_up(backend))
+    return (lambda request, arrays: handle(backend, state, request, arrays)), (lambda: warm_up(backend)), None
 
 
 def handle(backend: str, state: dict, request: dict, arrays: list):

@@ -20,8 +20,9 @@ def main(argv=None) -> int:
 
 
 def handler(argv: list[str]):
-    """(handle, warm) for `BACKEND [CONTENT]`: what a warm child serves, and what the fork server
-    (forkserver.py) warms once and forks a fresh child to serve for each untrusted check."""
+    """(handle, warm, fresh) for `BACKEND [CONTENT]`: what a warm child serves, and what the fork
+    server (forkserver.py) warms once and forks a fresh child to serve for each untrusted check;
+    `fresh` runs in each process once it is confined (a GPU's context is per process)."""
     backend = argv[0] if argv else "sim"
     content = argv[1] if len(argv) > 1 and argv[1] else None
     catalogs: dict = {}
@@ -32,7 +33,11 @@ def handler(argv: list[str]):
 
         catalogs[content] = load_catalog(content)  # puzzle.toml files only: no reference is read
 
-    return (lambda request, arrays: handle(backend, request, catalogs)), warm
+    def fresh():
+        if backend == "gpu":  # the CUDA context and a first launch in it, before the learner's run asks
+            _launch_once(WARM_KERNEL)
+
+    return (lambda request, arrays: handle(backend, request, catalogs)), warm, fresh
 
 
 def warm_up(backend: str) -> None:
@@ -73,6 +78,22 @@ def kernel(out, a, size):
             total += cache[j]
         cuda.atomic.add(out, 0, total)
 """
+
+
+def _launch_once(source: str) -> None:
+    """A GPU process's own first launch (its context, the device's code generation, the allocator),
+    of the warm-up kernel: our code, run before any request is read."""
+    import numpy as np
+
+    from .gpu import device_description, import_cuda
+    from .loader import load_for_numba
+
+    device_description()
+    cuda = import_cuda()
+    kernel = load_for_numba(source, "warm.py", ["out", "a", "size"])["kernel"]
+    out = cuda.to_device(np.zeros(1, np.float32))
+    kernel[2, 8](out, cuda.to_device(np.ones(12, np.float32)), 12)
+    out.copy_to_host()
 
 
 def _run_once(source: str) -> None:

@@ -11,7 +11,10 @@ of its own instead, without paying numba's import each time:
 - for each check it forks a child that leaves the server's session for one of its own, takes a
   fresh folder as HOME, TMPDIR and cwd, confines itself (rlimits, Landlock to that folder, seccomp:
   see sandbox.confine) and only then reads the check's requests, on pipes of its own;
-- when the verdict is in, the parent kills the child's session and removes its folder.
+- when the verdict is in, the parent kills the child's session and removes its folder, and has the
+  server fork the next check's child at once: a spare, which confines itself and readies what each
+  process must make for itself (on a GPU its CUDA context, about 0.4 s on an H100) while the learner
+  reads the verdict. It has run nothing of anyone's when its check comes.
 
 The server reads only what its parent sends it (a fork request, the child's pipes and stderr);
 nothing a child says passes through it. It hands back a pidfd for each child, so the parent can
@@ -57,6 +60,7 @@ class ForkServer:
         self.notes: list[str] = []
         self._control: socket.socket | None = None
         self._ready = False
+        self._spare: ForkedChild | None = None
         self._lock = threading.Lock()
 
     # -- the server's process -----------------------------------------------------------------------
@@ -101,6 +105,9 @@ class ForkServer:
         return self.proc is not None and self.proc.poll() is None
 
     def close(self) -> None:
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.kill()
         with self._lock:
             self._stop()
 
@@ -124,8 +131,27 @@ class ForkServer:
 
     # -- asking it ----------------------------------------------------------------------------------
     def fork(self, *, start_grace: float = 60.0) -> ForkedChild:
-        """A new child, not yet forked: its first request forks it (see ForkedChild.start)."""
+        """A child that has run nothing yet: the spare when there is one, else a new one that its first
+        request forks (see ForkedChild.start)."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare.alive():
+            return spare
+        if spare is not None:
+            spare.kill()
         return ForkedChild(self, start_grace)
+
+    def make_spare(self, *, start_grace: float = 60.0) -> None:
+        """Fork the next check's child now, if the server is warm and there is none; never raises
+        (a spare only saves the next check a moment)."""
+        if self._spare is not None or not self._ready or not self.alive():
+            return
+        spare = ForkedChild(self, start_grace)
+        try:
+            spare.start()
+        except Exception:  # noqa: BLE001 - the next check forks its own, and says what is wrong
+            spare.kill()
+            return
+        self._spare = spare
 
     def _spawn(self, folder: str, fds: list[int], start_grace: float) -> tuple[int, int | None]:
         """Fork a child with these (request, answer, stderr) descriptors: its (pid, pidfd)."""
@@ -314,7 +340,7 @@ def main() -> int:
     control = socket.socket(fileno=conf["control"])
     notes = isolate_network()  # while the process has one thread; every child inherits it
     _quiet_stdio()
-    handle, warm = importlib.import_module(conf["module"]).handler(conf["args"])
+    handle, warm, fresh = importlib.import_module(conf["module"]).handler(conf["args"])
     if warm is not None:
         try:
             warm()
@@ -336,7 +362,7 @@ def main() -> int:
         if message.get("op") == "fork" and len(fds) == 3:
             pid = os.fork()
             if pid == 0:
-                _child(control, conf["child"], message["folder"], fds, handle, notes)  # never returns
+                _child(control, conf["child"], message["folder"], fds, handle, fresh, notes)  # never returns
             pidfd = _pidfd(pid)
             for fd in fds:
                 os.close(fd)
@@ -351,9 +377,9 @@ def main() -> int:
             _send(control, {"error": "unknown request"})
 
 
-def _child(control, conf: dict, folder: str, fds: list[int], handle, notes: list[str]) -> None:
-    """The forked child: a session, a folder and limits of its own, then the check's requests.
-    It never returns into the server's loop, whatever happens."""
+def _child(control, conf: dict, folder: str, fds: list[int], handle, fresh, notes: list[str]) -> None:
+    """The forked child: a session, a folder and limits of its own, what each process makes for
+    itself (`fresh`), then the check's requests. It never returns into the server's loop."""
     code = 1
     try:
         control.close()
@@ -367,7 +393,13 @@ def _child(control, conf: dict, folder: str, fds: list[int], handle, notes: list
         limits = dict(conf, folder=folder, file_size_mb=CHECK_FOLDER_MB)
         from .sandbox import answer_requests
 
-        answer_requests(requests, answers, handle, list(notes) + confine(limits))
+        notes = list(notes) + confine(limits)
+        if fresh is not None:
+            try:
+                fresh()
+            except Exception:  # noqa: BLE001 - reported properly by the first real request
+                pass
+        answer_requests(requests, answers, handle, notes)
         code = 0
     finally:
         os._exit(code)

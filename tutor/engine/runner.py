@@ -116,12 +116,14 @@ class Runner:
         if not request.get("untrusted"):
             yield
             return
-        self._current = self._fork_server().fork(start_grace=COLD_START_GRACE)
+        server = self._fork_server()
+        self._current = server.fork(start_grace=COLD_START_GRACE)
         try:
             yield
         finally:
             child, self._current = self._current, None
             child.kill()
+            server.make_spare(start_grace=COLD_START_GRACE)  # the next check's process, forked now
 
     def _start(self) -> None:
         if self._child is None:
@@ -140,6 +142,7 @@ class Runner:
         with self._lock:
             if self.untrusted:
                 self._fork_server().wait_ready(COLD_START_GRACE)
+                self._server.make_spare(start_grace=COLD_START_GRACE)
             else:
                 self._ask({"op": "ping"})
         if self.sim is not None:

@@ -310,8 +310,9 @@ def settings() -> dict:
     return json.loads(raw)
 
 
-def serve(handle, warm=None) -> int:
-    """The child's loop: isolate, warm up, confine, then answer requests until the channel closes.
+def serve(handle, warm=None, fresh=None) -> int:
+    """The child's loop: isolate, warm up, confine, make what this process needs of its own
+    (`fresh`, e.g. a CUDA context), then answer requests until the channel closes.
     `handle(header, arrays) -> header | (header, arrays)`; an exception of ours is answered as an
     error message rather than ending the child."""
     conf = settings()
@@ -324,7 +325,13 @@ def serve(handle, warm=None) -> int:
             warm()
         except Exception:
             pass  # reported properly by the first real request
-    answer_requests(requests, answers, handle, notes + confine(conf))
+    notes += confine(conf)
+    if fresh is not None:
+        try:
+            fresh()
+        except Exception:
+            pass  # reported properly by the first real request
+    answer_requests(requests, answers, handle, notes)
     return 0
 
 
