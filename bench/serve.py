@@ -7,8 +7,10 @@ For each N it starts `gpu-tutor serve` on loopback (the simulator backend), open
 sessions at once (a context each: its own cookies, so its own learner), and for each measures:
 - start: from the link to the app's first screen (the name dialog) drawn in the page;
 - run-to-verdict: from ctrl+r on the map starter to FAILED drawn (the compiler, then the simulator);
-- memory: the resident memory of the learner's app process and its children (the sandboxed
-  simulator child), summed from /proc once every learner has run.
+- memory: the learner's app process and its children (the sandboxed fork server and the spare
+  child it forked for the next check), summed from /proc once every learner has run, twice: as
+  resident memory (RSS: a page a fork shares is counted in each process) and as proportional memory
+  (PSS: a shared page split among its sharers), which is what the machine really gives each learner.
 The baseline is N = 1 in the same run: each row's ratio is its median over N = 1's.
 """
 
@@ -31,9 +33,17 @@ from room_server import RoomProcess  # noqa: E402
 
 
 def rss_mb(pid: int) -> float:
+    return _memory_mb(f"/proc/{pid}/status", "VmRSS:")
+
+
+def pss_mb(pid: int) -> float:
+    return _memory_mb(f"/proc/{pid}/smaps_rollup", "Pss:")
+
+
+def _memory_mb(path: str, key: str) -> float:
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(key):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass
@@ -98,11 +108,13 @@ def one_room(n: int, playwright) -> dict:
             runs = [t - pressed for t in drawn_at(learners, "FAILED", 180, marks)]
             apps = [c for c in children(room.proc.pid)]
             per_learner = [sum(rss_mb(p) for p in tree(app)) for app in apps]
+            per_learner_pss = [sum(pss_mb(p) for p in tree(app)) for app in apps]
             server_mb = rss_mb(room.proc.pid)
             browser.close()
         finally:
             room.stop()
-    return {"n": n, "start_s": starts, "run_s": runs, "learner_mb": per_learner, "server_mb": server_mb}
+    return {"n": n, "start_s": starts, "run_s": runs, "learner_mb": per_learner, "learner_pss_mb": per_learner_pss,
+            "server_mb": server_mb}
 
 
 def main() -> int:
@@ -120,14 +132,15 @@ def main() -> int:
     base = rows[0]
     print(f"served room, simulator backend, {os.cpu_count()} cores; ratios against N = {base['n']} in this run")
     print(f"{'N':>3}  {'start median / max s':>21}  {'ratio':>5}  {'run-to-verdict median / max s':>30}  "
-          f"{'ratio':>5}  {'per learner MB':>14}  {'server MB':>9}")
+          f"{'ratio':>5}  {'per learner MB, RSS / PSS':>25}  {'server MB':>9}")
     for row in rows:
         s, r = row["start_s"], row["run_s"]
         print(f"{row['n']:>3}  {statistics.median(s):>10.2f} / {max(s):<8.2f}  "
               f"{statistics.median(s) / statistics.median(base['start_s']):>5.2f}  "
               f"{statistics.median(r):>19.2f} / {max(r):<8.2f}  "
               f"{statistics.median(r) / statistics.median(base['run_s']):>5.2f}  "
-              f"{statistics.median(row['learner_mb']):>14.0f}  {row['server_mb']:>9.0f}")
+              f"{statistics.median(row['learner_mb']):>14.0f} / {statistics.median(row['learner_pss_mb']):<8.0f}  "
+              f"{row['server_mb']:>9.0f}")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

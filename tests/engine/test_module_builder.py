@@ -204,3 +204,37 @@ def test_the_real_compiler_accepts_a_built_reference_and_refuses_a_built_attack(
     attack = puzzle.reference + f"\n\ndef z(x={payload(marker)}): pass\n"
     failure = compile_check(attack, "kernel.py", puzzle.signature, types, untrusted=True)
     assert failure.kind == "static" and failure.rule == "default-arg" and not marker.exists()
+
+
+@pytest.mark.parametrize("source, line", [
+    (EMPTY + "\n\ndef z():\n    nonlocal q\n", 10),
+    (EMPTY + "\n\ndef z(a, a):\n    pass\n", 9),
+])
+def test_what_only_compiling_finds_is_a_syntax_error_on_its_line_as_when_executed(source, line):
+    for untrusted in (False, True):
+        with pytest.raises(LoadError) as error:
+            load_module_for_sim(source, "kernel.py", untrusted=untrusted)
+        assert error.value.kind == "compile_error" and error.value.line == line
+        assert error.value.message.startswith("SyntaxError: ")
+
+
+def test_a_constant_sum_too_long_to_walk_is_a_finding_not_a_crash():
+    with pytest.raises(ModuleRefused) as refused:
+        load_module_for_sim(EMPTY + "N = " + " + ".join(["1"] * 800) + "\n", "kernel.py", untrusted=True)
+    assert refused.value.findings[0].rule == "too-deep"
+
+
+def test_numpy_void_is_not_a_type_to_call_at_the_top_of_a_file():
+    with pytest.raises(ModuleRefused):
+        load_module_for_sim(EMPTY + "import numpy as np\nBIG = np.void(2 ** 30)\n", "kernel.py", untrusted=True)
+
+
+def test_a_file_too_long_or_too_deep_is_told_to_the_learner_not_to_a_model():
+    with pytest.raises(LoadError) as long:
+        load_module_for_sim(EMPTY + "#" * 250_000, "kernel.py", untrusted=True)
+    deep = EMPTY + "X = " + "-" * 150 + "1\n"
+    with pytest.raises(LoadError) as nested:
+        load_module_for_sim(deep, "kernel.py", untrusted=True)
+    for said in (long.value.message, nested.value.message):
+        assert "candidate" not in said and "module" not in said
+    assert "kernel file" in long.value.message and "nests too deeply" in nested.value.message

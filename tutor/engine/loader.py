@@ -12,32 +12,7 @@ from __future__ import annotations
 import inspect
 
 from .fakecuda import BadSignature, Unsupported
-
-
-AVAILABLE = ("What a kernel file can use from numba: `from numba import cuda` (or `import numba`, then "
-             "`numba.cuda`); the scalar types and `void`, e.g. `from numba import cuda, float32, int32, void` "
-             "or `from numba.cuda import float32`; and `numba.types`, e.g. `from numba import types`, then "
-             "`types.float32[:]`. Signatures are written `@cuda.jit('void(float32[:], int32)')` or "
-             "`@cuda.jit(void(float32[:], int32))`. Besides numba, use `math`.")
-
-
-class LoadError(Exception):
-    rule: str | None = None
-
-    def __init__(self, kind: str, message: str, line: int | None = None):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.line = line
-
-    def failures(self) -> list:
-        """The verdict's failures for this error (a refused module has one per place)."""
-        from .verdict import Failure
-
-        found = getattr(self, "findings", None)
-        if found:
-            return [Failure(kind=self.kind, message=f.message, line=f.line, rule=f.rule) for f in found]
-        return [Failure(kind=self.kind, message=self.message, line=self.line, rule=self.rule)]
+from .load_error import AVAILABLE, LoadError  # noqa: F401 - where the loaders' callers find them
 
 
 def load_for_numba(source: str, filename: str, signature: list[str] | None = None, *,

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy
 
-from .loader import AVAILABLE, LoadError
-from .static_rules import (DTYPE_NAMES, INTERNAL_NAMES, INTERNAL_PREFIXES, JIT_OPTIONS, MAX_LITERAL_EXPONENT,
-                           NUMPY_CONSTANTS, _parse_bounded, _signature_string)
+from .load_error import AVAILABLE, LoadError
+from .static_rules import (DTYPE_NAMES, INTERNAL_NAMES, INTERNAL_PREFIXES, JIT_OPTIONS, MAX_DEPTH,
+                           MAX_LITERAL_EXPONENT, MAX_SOURCE_CHARS, NUMPY_CONSTANTS, _parse_bounded, _signature_string)
 
 # What a built module may import, by the name the file imports it by.
 IMPORTABLE = ("numba", "numba.cuda", "numba.types", "numba.core", "numba.core.types", "numba.cuda.types",
@@ -91,7 +91,17 @@ def build_module(source: str, filename: str, namespace: dict, import_module) -> 
         if f.rule == "syntax":
             raise LoadError("compile_error", f"SyntaxError: {f.message.split('(', 1)[-1].rstrip(').')} "
                             f"(line {f.line}). Fix the Python syntax on that line.", f.line)
-        raise LoadError("static", f"{f.message} {f.fix}", f.line)
+        raise LoadError("static", {
+            "too-large": f"The file is longer than a kernel file can be ({MAX_SOURCE_CHARS:,} characters at most); "
+                         "keep the kernel, its helpers and its constants.",
+            "too-deep": f"line {f.line}: the code nests too deeply to be read ({MAX_DEPTH} levels at most); use fewer "
+                        "nested blocks, calls and brackets.",
+        }.get(f.rule, "The file cannot be read as Python text; paste it again as plain text."), f.line)
+    try:  # compiling runs nothing; it finds what the parser lets through (`break` outside a loop, ...)
+        compile(tree, filename, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise LoadError("compile_error", f"SyntaxError: {e.msg} (line {e.lineno}). Fix the Python syntax on that "
+                        "line.", e.lineno) from None
     _Builder(source, filename, namespace, import_module).run(tree)
 
 
@@ -117,6 +127,9 @@ class _Builder:
                 self.refuse(stmt, r)
             except _Poisoned:
                 self.poison(stmt)
+            except (RecursionError, MemoryError):  # a constant nested past what the evaluator walks
+                self.refuse(stmt, _Refuse(stmt, "too-deep", f"`{self.text(stmt)}` nests too deeply to be read as a "
+                                                            "constant; write the value out."))
         if self.findings:
             raise ModuleRefused(self.findings)
 
@@ -348,7 +361,7 @@ class _Builder:
                                           or any(dotted.startswith(p) for p in INTERNAL_PREFIXES)):
             raise _Refuse(node, "internals", f"`{dotted}` reaches into Numba's internals; a kernel file uses "
                                              "`numba.cuda`, the scalar types and `numba.types`.")
-        if where == "numpy" and attr not in DTYPE_NAMES | NUMPY_CONSTANTS:
+        if where == "numpy" and attr not in (DTYPE_NAMES - {"void", "none"}) | NUMPY_CONSTANTS:
             raise _Refuse(node, "import", f"`numpy.{attr}`: a kernel file uses numpy only for dtypes (`np.float32`) "
                                           "and constants (`np.pi`).")
         try:

@@ -1,0 +1,31 @@
+"""What loading a learner's file can go wrong with, in one small module: the loader (which runs a
+trusted file) and the module builder (which builds an untrusted one) both raise it, and neither
+imports the other back for it."""
+
+from __future__ import annotations
+
+
+AVAILABLE = ("What a kernel file can use from numba: `from numba import cuda` (or `import numba`, then "
+             "`numba.cuda`); the scalar types and `void`, e.g. `from numba import cuda, float32, int32, void` "
+             "or `from numba.cuda import float32`; and `numba.types`, e.g. `from numba import types`, then "
+             "`types.float32[:]`. Signatures are written `@cuda.jit('void(float32[:], int32)')` or "
+             "`@cuda.jit(void(float32[:], int32))`. Besides numba, use `math`.")
+
+
+class LoadError(Exception):
+    rule: str | None = None
+
+    def __init__(self, kind: str, message: str, line: int | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.line = line
+
+    def failures(self) -> list:
+        """The verdict's failures for this error (a refused module has one per place)."""
+        from .verdict import Failure
+
+        found = getattr(self, "findings", None)
+        if found:
+            return [Failure(kind=self.kind, message=f.message, line=f.line, rule=f.rule) for f in found]
+        return [Failure(kind=self.kind, message=self.message, line=self.line, rule=self.rule)]
