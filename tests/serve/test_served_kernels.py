@@ -8,6 +8,7 @@ served: there a kernel body is plain Python on our simulator, and where the OS l
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tutor.engine.runner import SERVED_ENV, Runner
+from tutor.puzzles import load_catalog
 from watch import Watch
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify and Landlock are Linux's")
@@ -225,3 +227,22 @@ def test_the_room_refuses_a_folder_inside_what_kernels_may_read(tmp_path, monkey
     assert readable_by_kernels(Path(sys.prefix) / "share" / "room") is not None
     monkeypatch.setenv("GPU_TUTOR_CONTENT", str(tmp_path / "content"))
     assert readable_by_kernels(tmp_path / "content" / "room") == str(tmp_path / "content")
+
+
+@pytest.fixture(scope="module")
+def served_runner():
+    os.environ[SERVED_ENV] = "1"
+    try:
+        with Runner("sim", timeout=60) as runner:
+            yield runner
+    finally:
+        os.environ.pop(SERVED_ENV, None)
+
+
+@pytest.mark.parametrize("pid", [p.id for p in load_catalog().ordered()])
+def test_every_reference_passes_as_a_served_learners_check_on_every_seed(served_runner, catalog, pid):
+    """Built from its syntax tree, compiled first, run in a fresh process: the references pass as
+    they do for a learner on their own machine."""
+    for seed in (1, 2, 3):
+        verdict = served_runner.check(pid, catalog.get(pid).reference, f"{pid}.py", seed=seed).verdict
+        assert verdict.passed, (seed, verdict.failures)
