@@ -76,6 +76,14 @@ def test_it_cannot_open_a_network_socket(probe):
     server.close()
 
 
+def test_it_cannot_read_the_machines_secrets_even_as_root_but_reads_what_libraries_need(probe):
+    """A room served as root let a learner's code read /etc/shadow (Landlock let children read /etc)."""
+    for secret in ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh/sshd_config"):
+        assert probe(attempt(f"open({secret!r}, 'rb').read()")) in ("refused: PermissionError",
+                                                                    "refused: FileNotFoundError")
+    assert probe(attempt("open('/etc/ld.so.cache', 'rb').read(1)")) == "done"
+
+
 def test_it_cannot_read_the_parents_environment_or_the_users_files(probe):
     assert probe(attempt("open('/proc/%d/environ' % __import__('os').getppid(), 'rb').read()")) == \
         "refused: PermissionError"

@@ -440,8 +440,12 @@ LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1, 2, 4, 8
 LL_WRITES = sum(1 << i for i in range(4, 13))  # remove, make char/dir/reg/sock/fifo/block/sym
 LL_REFER, LL_TRUNCATE, LL_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 LL_READS = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR
-SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/opt", "/sys",
+SYSTEM_READS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/opt", "/sys",
                 "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/driver", "/proc/sys/vm")
+# /etc entry by entry, but for the machine's secrets: a child running as root (a room served as root)
+# could otherwise read the password hashes. Nothing a kernel needs is among them.
+ETC_SECRETS = {"shadow", "shadow-", "gshadow", "gshadow-", "sudoers", "sudoers.d", "ssh", "ssl", "pki",
+               "security", "krb5.keytab", "credstore", "credstore.encrypted", ".pwd.lock"}
 # Devices one by one: a rule on /dev would let a child running as root read a raw disk.
 DEVICE_READS = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/random", "/dev/full")
 GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
@@ -505,11 +509,18 @@ def readable_paths(search_path, extra=()) -> set[str]:
     """What Landlock lets a child read (besides its own folder and a few devices): the system's
     libraries, Python, its module search path, `extra`, and the CUDA toolkit. The child asks with
     its own sys.path; a parent asks what its children will be able to read with `children_read()`."""
-    reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    reads = set(SYSTEM_READS) | {sys.prefix, sys.base_prefix, sys.exec_prefix} | _etc_reads()
     reads |= {p for p in search_path if p} | set(extra)
     reads |= {p for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p}
     reads |= {os.environ[k] for k in ("CUDA_HOME", "CUDA_PATH") if os.environ.get(k)}  # NVVM, libdevice
     return reads
+
+
+def _etc_reads() -> set[str]:
+    try:
+        return {os.path.join("/etc", name) for name in os.listdir("/etc") if name not in ETC_SECRETS}
+    except OSError:
+        return set()
 
 
 def children_read(extra=()) -> set[str]:
