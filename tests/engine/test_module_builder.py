@@ -9,6 +9,7 @@ line lay inside a function's line range, so a one-line `def z(x=<payload>): pass
 from __future__ import annotations
 
 import glob
+import time
 from pathlib import Path
 
 import pytest
@@ -238,3 +239,41 @@ def test_a_file_too_long_or_too_deep_is_told_to_the_learner_not_to_a_model():
     for said in (long.value.message, nested.value.message):
         assert "candidate" not in said and "module" not in said
     assert "kernel file" in long.value.message and "nests too deeply" in nested.value.message
+
+
+@pytest.mark.parametrize("constants", [
+    "import numpy as np\nONE = np.float32(1.0)\nTEN = ONE * 10\nHALF = np.int32(4) // 2\n",
+    "NEG = -float('inf')\nBIG = float('1e30')\n",
+    "from numba import float32\nELEVEN = float32(10) + 1\nEPS = float32(1e-5)\n",
+])
+def test_numpy_scalars_and_casts_are_numbers_in_both_builds(constants):
+    import numpy as np
+
+    source = constants + "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    out[0] = a[0]\n"
+    built = load_module_for_sim(source, "kernel.py", untrusted=True).namespace
+    real = load_module_for_numba(source, "kernel.py", untrusted=True)
+    numbers = {k: v for k, v in _public(built).items() if isinstance(v, (int, float, np.number))}
+    assert len(numbers) >= 2
+    for name, value in numbers.items():
+        assert type(real[name]) is type(value) and real[name] == value, name  # the same constant in both
+
+
+def test_a_default_may_be_a_numpy_scalar():
+    source = ("import numpy as np\nfrom numba import cuda\n\n\n@cuda.jit(device=True)\ndef scaled(x, s=np.float32(2)):\n"
+              "    return x * s\n")
+    assert load_module_for_sim(source, "kernel.py", untrusted=True).namespace["scaled"].__defaults__ == (2.0,)
+
+
+@pytest.mark.parametrize("constant", ["round(1, -10 ** 8)", "round(1.5, 10 ** 9)", "int(10 ** 30) * 2 ** 64",
+                                      "np.int8(((0,) * 4096,) * 4096)", "abs(2 ** 200 * 2 ** 60)"])
+def test_a_pure_call_that_would_run_for_hours_or_make_an_array_is_refused_at_once(constant):
+    started = time.monotonic()
+    with pytest.raises(LoadError):
+        load_module_for_sim(EMPTY + f"import numpy as np\nX = {constant}\n", "kernel.py", untrusted=True)
+    assert time.monotonic() - started < 2
+
+
+def test_a_module_reached_through_numba_is_not_numbas_to_give():
+    with pytest.raises(ModuleRefused) as refused:
+        load_module_for_numba(EMPTY + "import numba\nSYSTEM = numba.cuda.os\n", "kernel.py", untrusted=True)
+    assert "the module `os`" in refused.value.findings[0].message

@@ -246,3 +246,42 @@ def test_every_reference_passes_as_a_served_learners_check_on_every_seed(served_
     for seed in (1, 2, 3):
         verdict = served_runner.check(pid, catalog.get(pid).reference, f"{pid}.py", seed=seed).verdict
         assert verdict.passed, (seed, verdict.failures)
+
+
+# A branch Numba's compiler decides on a constant and cuts as dead is never type-checked: the
+# simulator must take the branch Numba kept, or the cut one runs as plain Python. On main's builder
+# `float32(0.1)` was a Python float on the simulator and numpy's float32 in Numba, so `K == 0.1`
+# was True when compiling and False when simulating, and an empty compiled kernel PASSED while its
+# cut branch read the reference (found by a reviewer; see the commit that adds this test).
+DEAD_BRANCH = """from numba import cuda, float32
+K = float32({value})
+
+
+@cuda.jit
+def kernel(out, a):
+    i = cuda.threadIdx.x
+    if K == {value}:
+        pass
+    else:
+        if i == 0:
+            print("REF:", open(REFERENCE).read())
+        out[i] = a[i] + 10
+"""
+
+
+@pytest.mark.parametrize("value", ["0.1", "16777217", "1e-45"])
+def test_a_branch_numba_cuts_as_dead_is_never_run_by_the_simulator(monkeypatch, content, value):
+    source = with_reference(DEAD_BRANCH.format(value=value), content)
+    answer = REFERENCE.read_text().splitlines()[-1].strip()
+    monkeypatch.setenv(SERVED_ENV, "1")
+    with Runner("sim", content=content) as served:
+        verdict = served.check("map", source, "map.py", seed=1).verdict
+    assert not verdict.passed and answer not in verdict.printed and answer not in str(verdict.to_json())
+
+
+def test_a_value_numbas_placeholders_stand_for_cannot_be_a_constant(monkeypatch):
+    monkeypatch.setenv(SERVED_ENV, "1")
+    with Runner("sim") as served:
+        verdict = served.check("map", "from numba import cuda\nW = cuda.warpsize\n" + EMPTY_MAP.split("\n", 1)[1],
+                               "map.py", seed=1).verdict
+    assert [f.rule for f in verdict.failures] == ["module-state"] and "only inside a kernel" in verdict.failures[0].message

@@ -46,7 +46,10 @@ MATH_CALLS = {"sqrt", "ceil", "floor", "trunc", "log", "log2", "log10", "exp", "
               "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "hypot",
               "copysign", "fmod", "isfinite", "isinf", "isnan", "radians", "degrees", "gcd", "ldexp"}
 PLAIN_CALLS = {"int": int, "float": float, "bool": bool, "abs": abs, "min": min, "max": max, "round": round}
-NUMBER = (int, float, bool, complex)
+NUMBER = (int, float, bool, complex, numpy.number, numpy.bool_)
+MAX_CALL_INT = 1 << 64      # an integer given to a pure call (round(1, -10**8) would run for hours)
+# What numpy calls the dtype of a scalar type name a kernel file may cast with (the others it knows).
+NUMPY_NAMES = {"boolean": "bool", "b1": "bool", "bool_": "bool", "long": "int64", "ulong": "uint64", "uint": "uint64"}
 SHAPE = ("A kernel file's top level may hold only imports of numba, math and numpy, constants "
          "(e.g. `TPB = 8`, `EPS = 1e-5`, `F32 = numba.float32`) and functions decorated with `@cuda.jit`; "
          "everything else belongs inside a kernel.")
@@ -366,10 +369,18 @@ class _Builder:
                                           "and constants (`np.pi`).")
         try:
             value = getattr(base, attr)
+            if isinstance(value, pytypes.ModuleType) and value.__name__.split(".")[0] not in ("numba", "math", "numpy"):
+                raise _Refuse(node, "import", f"`{dotted}` is the module `{value.__name__}`: a kernel file may use only "
+                                              "numba, math and numpy.")
+            if where.startswith("numba") and isinstance(value, (*NUMBER, str, tuple, type(None))):
+                # the simulator's numba gives numbers where the real one has placeholders (cuda.warpsize,
+                # cuda.laneid): a constant must be the same in both, or the simulator could take a branch
+                # that Numba's compiler cut as dead and never checked
+                raise _Refuse(node, "module-state", f"`{dotted}` has a value only inside a kernel; use it there.")
         except AttributeError:
             raise LoadError("unsupported", f"`{dotted}` is not available in a kernel file (line "
                             f"{getattr(node, 'lineno', '?')}). {AVAILABLE}", getattr(node, "lineno", None)) from None
-        except LoadError:
+        except (LoadError, _Refuse):
             raise
         except Exception as e:  # the stand-in's Unsupported
             what = getattr(e, "what", dotted)
@@ -496,10 +507,17 @@ class _Builder:
         if node.keywords:
             raise _Refuse(node, "module-state", f"`{self.text(node)}`: only `cuda.jit` takes options here.")
         args = [self.evaluate(a) for a in node.args]
-        if self.is_type(func):  # a cast (`float32(0.5)`) or a signature (`void(float32[:], int32)`)
+        if self.is_type(func) and len(args) == 1 and isinstance(args[0], NUMBER):
+            return self.cast(node, name, args[0])  # `float32(0.5)`, `np.int32(4)`
+        if self.is_type(func) and all(self.is_type(a) for a in args):  # a signature: `void(float32[:], int32)`
             return self.made_type(self.call_numba(node.lineno, func, *args))
         pure = func in PLAIN_CALLS.values() or (name.startswith("math.") and name[5:] in MATH_CALLS)
-        if pure and all(isinstance(a, NUMBER) for a in args) and len(args) <= 8:
+        numbers = len(args) <= 8 and all(_small(a) for a in args)
+        if func is round and len(args) == 2:  # round(1, -10**8) makes a number of 10**8 digits
+            numbers = numbers and -400 <= args[1] <= 400
+        if func is float and len(args) == 1 and isinstance(args[0], str):  # float("inf")
+            numbers = len(args[0]) <= 64
+        if pure and numbers:
             try:
                 return func(*args)
             except (ArithmeticError, TypeError, ValueError) as e:
@@ -508,6 +526,20 @@ class _Builder:
         raise _Refuse(node, "module-state", f"`{self.text(node)}` would run a function when the file loads; at the top "
                                             "of a kernel file only casts (`float32(0.5)`), `int`, `float`, `min`, "
                                             "`max`, `abs`, `round` and math's functions of numbers may be called.")
+
+    def cast(self, node: ast.Call, name: str, value):
+        """A number cast to a scalar type is made by numpy, whichever numba the file is built against:
+        the simulator's stand-in and the real Numba then hold the same constant (Numba decides an `if`
+        on a constant when it compiles, and the simulator must take the branch Numba kept)."""
+        dtype_name = name.rpartition(".")[2]
+        try:
+            dtype = numpy.dtype(NUMPY_NAMES.get(dtype_name, dtype_name))
+            if dtype.kind not in "biufc":
+                raise TypeError(f"{dtype_name} is not a number type")
+            return dtype.type(value)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {node.lineno}).",
+                            node.lineno) from None
 
     def jit_call(self, node: ast.Call, jit):
         """`cuda.jit(...)`: options from JIT_OPTIONS with constant values, and at most one positional
@@ -555,6 +587,11 @@ class _Builder:
             text = text.splitlines()[0].rstrip(":") + ": ..." if text else text
         text = " ".join(text.split())
         return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _small(value) -> bool:
+    """A number a pure call may take: not an integer past MAX_CALL_INT."""
+    return isinstance(value, NUMBER) and not (isinstance(value, int) and abs(value) > MAX_CALL_INT)
 
 
 def _is_namespace(value) -> bool:
