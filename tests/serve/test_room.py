@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -233,7 +235,11 @@ def test_three_learners_joining_a_three_seat_room_together_all_get_seats_and_a_f
         assert asyncio.run(together()) == [101, 101, 101]
         seated, fourth = asyncio.run(with_a_fourth())
         assert seated == [101, 101, 101] and fourth == 503
-        assert asyncio.run(_open(room, learners[3])) == 101  # seats are free again once tabs close
+        # a seat is free again once its tab has closed and its app has ended (saved, stopped)
+        deadline = time.monotonic() + 40
+        while (status := asyncio.run(_open(room, learners[3]))) == 503 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert status == 101
     finally:
         room.stop()
 
@@ -275,3 +281,129 @@ def test_a_restart_keeps_the_link_and_every_learners_cookie_and_new_token_rotate
         assert asyncio.run(old_cookie()) == 403
     finally:
         rotated.stop()
+
+
+def test_tabs_of_one_learner_opened_together_leave_one_app_on_their_folder(tmp_path):
+    """Found by a reviewer on the last commit: eight tabs of one learner opened at once left five apps
+    running on one folder (each took the app out of the room before the one before it had started),
+    and opening and closing tabs fast ran 41 apps in a 3-seat room."""
+    room = RoomProcess(tmp_path / "room", "--max-learners", "2")
+    try:
+        learner = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+        other = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+
+        async def many_tabs():
+            async with aiohttp.ClientSession() as session:
+                tabs = await asyncio.gather(*(session.ws_connect(f"ws://127.0.0.1:{room.port}/ws",
+                                                                 headers=ws_headers(room, learner))
+                                              for _ in range(6)), return_exceptions=True)
+                apps = 0
+                for _ in range(40):  # while the takeovers happen, one after another
+                    apps = max(apps, len(sessions(room)))
+                    await asyncio.sleep(0.25)
+                for tab in tabs:
+                    if not isinstance(tab, BaseException):
+                        await tab.close()
+                return apps
+
+        async def churn():
+            async with aiohttp.ClientSession() as session:
+                for n in range(12):
+                    try:
+                        ws = await session.ws_connect(f"ws://127.0.0.1:{room.port}/ws",
+                                                      headers=ws_headers(room, (learner, other)[n % 2]))
+                        await ws.close()
+                    except aiohttp.WSServerHandshakeError:
+                        pass
+                    await asyncio.sleep(0.05)
+                most = 0
+                for _ in range(40):
+                    most = max(most, len(sessions(room)))
+                    await asyncio.sleep(0.1)
+                return most
+
+        assert asyncio.run(many_tabs()) == 1
+        assert asyncio.run(churn()) <= 2  # never more apps than seats
+    finally:
+        room.stop()
+
+
+def sessions(room) -> list[int]:
+    """The learners' app processes of the room now (their command lines name tutor.serve.session)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                command = open(f"/proc/{pid}/cmdline", "rb").read()
+                if b"tutor.serve.session" in command and b"/bin/sh" not in command[:12]:
+                    stat = open(f"/proc/{pid}/stat").read()
+                    if stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X") and _descends(int(pid), room.proc.pid):
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            return False
+        pid = int(stat[stat.rfind(")") + 2:].split()[1])
+    return False
+
+
+def reopen(room, learner: str, timeout: float = 40) -> int:
+    """Open a learner's tab until the room seats them (a seat is free once an app has ended)."""
+    deadline = time.monotonic() + timeout
+    while (status := asyncio.run(_open(room, learner))) == 503 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return status
+
+
+def test_seats_per_address_keep_one_participant_from_taking_every_seat(tmp_path):
+    """One participant with the link can mint a cookie per visit: a cap per address stops them."""
+    room = RoomProcess(tmp_path / "room", "--seats-per-address", "1")
+    try:
+        first, second = (cookies_of(get(room.url)[1])["gpu_tutor_learner"] for _ in range(2))
+
+        async def both():
+            async with aiohttp.ClientSession() as session:
+                url = f"ws://127.0.0.1:{room.port}/ws"
+                one = await session.ws_connect(url, headers=ws_headers(room, first))
+                await one.receive(timeout=60)
+                try:
+                    await session.ws_connect(url, headers=ws_headers(room, second))
+                    return 101
+                except aiohttp.WSServerHandshakeError as e:
+                    return e.status
+                finally:
+                    await one.close()
+
+        assert asyncio.run(both()) == 503
+        assert reopen(room, second) == 101  # once the first tab's app has ended
+        assert "at most 1 learner(s) from one network address" in "".join(room.output)
+    finally:
+        room.stop()
+
+
+def test_the_rooms_folder_cap_gives_a_browser_it_never_saw_no_folder(tmp_path):
+    """Minted cookies each made a folder (42 in a room of 3): each could fill its quota."""
+    room = RoomProcess(tmp_path / "room", "--max-folders", "1")
+    try:
+        first, second = (cookies_of(get(room.url)[1])["gpu_tutor_learner"] for _ in range(2))
+        assert asyncio.run(_open(room, first)) == 101
+        assert reopen(room, first) == 101  # a learner the room knows keeps their folder, once their app ended
+        assert asyncio.run(_open(room, second)) == 503 and len(room.learner_folders()) == 1
+        assert "the room keeps at most 1 learner folders" in "".join(room.output)
+    finally:
+        room.stop()
+
+
+def test_a_websocket_from_a_page_of_another_scheme_is_refused(room):
+    cookies = cookies_of(get(room.url)[1])
+    both = f"gpu_tutor_room={room.token}; gpu_tutor_learner={cookies['gpu_tutor_learner']}"
+    assert asyncio.run(_websocket(room, both, f"evil://127.0.0.1:{room.port}")) == ("refused", 403)

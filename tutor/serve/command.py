@@ -35,6 +35,13 @@ def add_serve_command(sub, add_workshop_option) -> None:
                         "'served' in gpu-tutor's data folder)")
     p.add_argument("--max-learners", type=int, default=64,
                    help="browser sessions at once (default 64); each is an app and a simulator process")
+    p.add_argument("--seats-per-address", type=int, default=0, metavar="N",
+                   help="learners one network address may have in the room at once (default: no cap; on a "
+                        "room network where each learner has a machine, 2 keeps one participant from taking "
+                        "every seat; behind one proxy or NAT every learner shares an address)")
+    p.add_argument("--max-folders", type=int, default=None, metavar="N",
+                   help="learner folders the room makes at most (default: 4 per --max-learners, 16 at least); "
+                        "a browser the room has never seen gets no seat past it")
     p.add_argument("--learner-quota-mb", type=int, default=None, metavar="MB",
                    help="what each learner's data folder may hold (default 50 MB); past it their code stays "
                         "in their editor, unsaved, and they are told so")
@@ -74,6 +81,10 @@ def prepare(args):
     quota = LEARNER_QUOTA_MB if args.learner_quota_mb is None else args.learner_quota_mb
     if quota < 1:
         raise ServeError(f"--learner-quota-mb {quota}: at least 1 (MB)")
+    if args.seats_per_address < 0:
+        raise ServeError(f"--seats-per-address {args.seats_per_address}: 0 (no cap) or more")
+    if args.max_folders is not None and args.max_folders < 1:
+        raise ServeError(f"--max-folders {args.max_folders}: at least 1")
     workshop = active_workshop(args)  # a bad file is reported now, not in every learner's browser
     catalog = load_catalog(on_demand=True)
     puzzles = tuple(workshop.puzzles) if workshop else tuple(catalog.ids())
@@ -88,6 +99,7 @@ def prepare(args):
         room = Room(root=root, token=token, secret=secret, workshop=workshop.path.resolve() if workshop else None,
                     title=workshop.title if workshop else "gpu-tutor", puzzles=puzzles,
                     max_sessions=args.max_learners, learner_quota_mb=quota,
+                    seats_per_address=args.seats_per_address, max_folders=args.max_folders or 0,
                     keys="rotated" if args.new_token else "new" if made else "kept")
         room.write_description()
     except OSError as e:
@@ -115,7 +127,10 @@ def describe(room, host: str, url: str) -> list[str]:
         lines.append(f"  the same link as before: the token is kept in {room.root / KEYS_FILE} "
                      "(--new-token makes a new one)")
     lines += [f"  learners' folders: {room.root / 'learners'}   class table: gpu-tutor report {room.root}",
-              f"  each learner's folder may hold {room.learner_quota_mb} MB (--learner-quota-mb)"]
+              f"  each learner's folder may hold {room.learner_quota_mb} MB (--learner-quota-mb); the room keeps "
+              f"at most {room.max_folders} learner folders (--max-folders)"]
+    if room.seats_per_address:
+        lines.append(f"  at most {room.seats_per_address} learner(s) from one network address (--seats-per-address)")
     if _is_loopback(host):
         lines.append("  listening on this machine only (--host 0.0.0.0 serves the room's network)")
     else:

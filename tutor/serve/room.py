@@ -66,7 +66,18 @@ class Room:
     max_sessions: int = 64
     secret: bytes = b""   # signs the learner cookies this room issues
     learner_quota_mb: int = LEARNER_QUOTA_MB
+    seats_per_address: int = 0  # 0: no cap (a room behind one proxy or NAT is one address)
+    max_folders: int = 0        # learner folders the room makes at most (0: four per seat)
     keys: str = "new"     # the token and secret: "kept" from the room folder, "new", or "rotated"
+
+    def __post_init__(self):
+        self.max_folders = self.max_folders or max(16, 4 * self.max_sessions)
+
+    def folder_count(self) -> int:
+        try:
+            return sum(1 for _ in (self.root / "learners").iterdir())
+        except OSError:
+            return 0
 
     def learner_folder(self, learner: str) -> Path:
         """The folder of a learner id (from a cookie the room signed: see `learner_of`)."""
@@ -130,7 +141,9 @@ def room_keys(root: Path, rotate: bool = False) -> tuple[str, bytes, bool]:
 
 
 def session_command() -> str:
-    return shlex.join([sys.executable, "-m", "tutor.serve.session"])
+    """The shell command textual-serve runs for each tab: `exec`, so the shell becomes the app and a
+    kill that ends an app that would not quit reaches the app itself, not only its shell."""
+    return "exec " + shlex.join([sys.executable, "-m", "tutor.serve.session"])
 
 
 def session_env(room: Room, folder: Path) -> dict[str, str]:
@@ -161,6 +174,7 @@ def build_server(room: Room, host: str, port: int):
                              close=self.close_tab, **kwargs)
             self.folder, self.websocket = folder, websocket
             self.farewell = b"your app ended (your code is saved)"  # why the tab closes, as its close reason
+            self._stopping: asyncio.Future | None = None
 
         async def close_tab(self) -> None:
             await self.websocket.close(message=self.farewell)
@@ -172,7 +186,13 @@ def build_server(room: Room, host: str, port: int):
             return env
 
         async def stop(self) -> None:
-            """Ask the app to quit (it saves the code first); kill it when it does not."""
+            """Ask the app to quit (it saves the code first); kill it when it does not. Stopping twice
+            (its tab's close and a takeover) waits for the one stop."""
+            if self._stopping is None:
+                self._stopping = asyncio.ensure_future(self._stop())
+            await asyncio.shield(self._stopping)
+
+        async def _stop(self) -> None:
             process = self._process
             try:
                 await asyncio.wait_for(super().stop(), STOP_WAIT_S)
@@ -187,11 +207,16 @@ def build_server(room: Room, host: str, port: int):
         def __init__(self):
             super().__init__(session_command(), host=host, port=port, title=f"gpu-tutor · {room.title}")
             self.live: dict[str, tuple[LearnerApp, web.WebSocketResponse]] = {}  # by learner id
-            self.seats: dict[str, object] = {}  # learner id -> the websocket handler holding the seat
+            # learner id -> how many of their tabs' handlers are alive: a seat is a learner with a
+            # handler, from the websocket's accepting to the end of the app it started
+            self.seats: dict[str, int] = {}
+            self.addresses: dict[str, str] = {}  # learner id -> the address of their newest tab
+            self.locks: dict[str, asyncio.Lock] = {}  # one takeover at a time per learner
             self.exiting = False
 
         def initialize_logging(self) -> None:
             logging.basicConfig(level=logging.INFO, format="%(message)s")
+            logging.getLogger("aiohttp.access").setLevel(logging.WARNING)  # its lines carry the room's token
 
         async def on_startup(self, app) -> None:
             pass  # cmd_serve has printed the room's address and token
@@ -248,53 +273,93 @@ def build_server(room: Room, host: str, port: int):
 
         async def handle_websocket(self, request):
             origin = request.headers.get("Origin")
-            if origin is not None and origin.split("://", 1)[-1] != request.host:
+            if origin is not None and not _same_origin(origin, request):
                 log.info("refused a websocket from %s (page of another site: %s)", request.remote, origin)
                 return web.Response(status=403, text="this room's app opens only from its own page")
             learner = room.learner_of(request.cookies.get(LEARNER_COOKIE))
             if learner is None:  # never a folder for a cookie the room did not issue
                 log.info("refused a websocket from %s: no learner cookie of this room's", request.remote)
                 return web.Response(status=403, text="open the room's link first")
-            if learner not in self.seats and len(self.seats) >= room.max_sessions:
-                return web.Response(status=503, text=f"the room is full ({room.max_sessions} learners); "
-                                                     "ask your facilitator")
-            seat = object()
-            self.seats[learner] = seat  # taken here, before anything is awaited: counted once
-            service = None
+            refused = self.refusal(learner, request.remote)
+            if refused:
+                return web.Response(status=503, text=refused)
+            # the seat is taken here, before anything is awaited (so learners arriving together are
+            # counted once each), and held until the app this tab starts has ended
+            self.seats[learner] = self.seats.get(learner, 0) + 1
+            self.addresses[learner] = request.remote or ""
+            folder = room.learner_folder(learner)
+            service = websocket = None
             try:
                 width = _size(request.query.get("width"), 80)
                 height = _size(request.query.get("height"), 24)
                 websocket = web.WebSocketResponse(heartbeat=15)
-                await websocket.prepare(request)
-                folder = room.learner_folder(learner)
+                try:
+                    await websocket.prepare(request)
+                except (ConnectionError, OSError, RuntimeError) as error:
+                    log.info("learner %s: the tab left before it connected (%s)", folder.name, error)
+                    return websocket
                 folder.mkdir(parents=True, exist_ok=True)
-                earlier = self.live.pop(learner, None)
-                if earlier is not None:  # the same browser's new tab or reload: the old app saves and ends
-                    earlier[0].farewell = b"this learner opened the room in another tab"
-                    await earlier[0].stop()
-                    await earlier[0].close_tab()
-                service = LearnerApp(folder, websocket, download_manager=self.download_manager)
-                self.live[learner] = (service, websocket)
-                await service.start(width, height)
+                async with self.locks.setdefault(learner, asyncio.Lock()):
+                    # the same browser's new tab or reload takes over: the old app saves and ends first,
+                    # so that two apps never write one folder
+                    earlier = self.live.pop(learner, None)
+                    if earlier is not None:
+                        earlier[0].farewell = b"this learner opened the room in another tab"
+                        await earlier[0].stop()
+                        await earlier[0].close_tab()
+                    if websocket.closed:  # this tab left while it waited its turn
+                        return websocket
+                    service = LearnerApp(folder, websocket, download_manager=self.download_manager)
+                    self.live[learner] = (service, websocket)
+                    await service.start(width, height)
                 log.info("learner %s: app started (%d in the room)", folder.name, len(self.seats))
                 try:
                     await _relay(websocket, service, WSMsgType.TEXT)
                 except Exception as error:  # a bad message ends that tab, never the room
                     log.info("learner %s: connection ended (%s)", folder.name, error)
             finally:
-                if self.seats.get(learner) is seat:  # a newer tab of theirs holds it now otherwise
-                    del self.seats[learner]
-                if service is not None:
-                    if self.live.get(learner, (None,))[0] is service:
-                        del self.live[learner]
-                    ending = time.monotonic()
-                    await service.stop()
-                    log.info("learner %s: app ended in %.1f s", room.learner_folder(learner).name,
-                             time.monotonic() - ending)
+                if service is not None:  # ended under the learner's lock: their next tab starts after it
+                    async with self.locks.setdefault(learner, asyncio.Lock()):
+                        if self.live.get(learner, (None,))[0] is service:
+                            del self.live[learner]
+                        ending = time.monotonic()
+                        await service.stop()
+                    log.info("learner %s: app ended in %.1f s", folder.name, time.monotonic() - ending)
+                if websocket is not None:
                     await websocket.close()
+                self.seats[learner] -= 1
+                if not self.seats[learner]:
+                    del self.seats[learner]
+                    self.locks.pop(learner, None)
             return websocket
 
+        def refusal(self, learner: str, address: str | None) -> str | None:
+            """Why this tab gets no seat, or None. A learner already seated takes their own seat over."""
+            if learner in self.seats:
+                return None
+            if len(self.seats) >= room.max_sessions:
+                return f"the room is full ({room.max_sessions} learners); ask your facilitator"
+            if room.seats_per_address and sum(1 for other in self.seats if self.addresses.get(other) == address) \
+                    >= room.seats_per_address:
+                return (f"this machine already has {room.seats_per_address} learner(s) in the room; close a tab, "
+                        "or ask your facilitator")
+            if not room.learner_folder(learner).exists() and room.folder_count() >= room.max_folders:
+                return (f"the room has made {room.max_folders} learner folders, all it keeps; ask your facilitator "
+                        "(gpu-tutor serve --max-folders)")
+            return None
+
     return RoomServer()
+
+
+def _same_origin(origin: str, request) -> bool:
+    """A browser's page of this room: http(s), this host and port."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and parts.netloc == request.host
 
 
 async def _relay(websocket, service, text_type) -> None:
