@@ -26,14 +26,6 @@ SOLVE_MAP = ["<Control+End>"] + ["<Backspace>"] * 5 + [MAP]
 WORKSHOP = 'title = "Browser club"\npuzzles = ["map", "zip"]\nhints = "authored"\nask_name = true\n'
 
 
-@pytest.fixture
-def shots(tmp_path):
-    folder = Path(os.environ.get("GPU_TUTOR_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    yield folder
-    print(f"\nscreenshots: {folder}")
-
-
 def progress(folder: Path) -> dict:
     return json.loads((folder / "state.json").read_text())["puzzles"]
 

@@ -9,7 +9,6 @@ Each starts from what today's main did: PASSED with an empty kernel, a folder fo
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 
@@ -26,12 +25,14 @@ BECOME_THE_REFERENCE = ("def z(x=exec(__import__('tutor.puzzles').puzzles.load_c
                         ".replace('from numba import cuda', ''), globals())): pass")
 
 
-@pytest.fixture
-def shots(tmp_path):
-    folder = Path(os.environ.get("GPU_TUTOR_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    yield folder
-    print(f"\nscreenshots: {folder}")
+def seated(learner: Learner, room: RoomProcess, name: str) -> Learner:
+    """A learner who opened the room's link, gave their name and sees map's starter."""
+    learner.page.goto(room.url)
+    learner.wait_for("Welcome to", 60)
+    learner.page.click("#terminal")
+    learner.keys(name, "<Enter>")
+    learner.wait_for("FILL ME IN", 30)
+    return learner
 
 
 def solved(folder: Path) -> bool:
@@ -44,12 +45,7 @@ def test_a_pasted_one_line_default_does_not_pass_map_and_a_forged_cookie_gets_40
     try:
         with playwright_api.sync_playwright() as p:
             browser = launch(p)
-            eve = Learner(browser, shots, "eve")
-            eve.page.goto(room.url)
-            eve.wait_for("Welcome to", 60)
-            eve.page.click("#terminal")
-            eve.keys("Eve", "<Enter>")
-            eve.wait_for("FILL ME IN", 30)
+            eve = seated(Learner(browser, shots, "eve"), room, "Eve")
             eve.keys("<Control+End>", BECOME_THE_REFERENCE)
             eve.page.wait_for_timeout(1500)  # the autosave's second
             mark = len(eve.screen())
@@ -103,12 +99,7 @@ def test_after_a_restart_a_learners_page_reconnects_to_the_same_folder(tmp_path,
     try:
         with playwright_api.sync_playwright() as p:
             browser = launch(p)
-            ada = Learner(browser, shots, "ada")
-            ada.page.goto(room.url)
-            ada.wait_for("Welcome to", 60)
-            ada.page.click("#terminal")
-            ada.keys("Ada", "<Enter>")
-            ada.wait_for("FILL ME IN", 30)
+            ada = seated(Learner(browser, shots, "ada"), room, "Ada")
             ada.keys("<Control+End>", "# mine, before the restart")
             ada.page.wait_for_timeout(1500)  # the autosave's second
             [folder] = room.learner_folders()

@@ -36,7 +36,7 @@ import threading
 import time
 
 from . import wire
-from .sandbox import ROOT, Child, ChildDied, _quiet_stdio, clean_env, confine, isolate_network
+from .sandbox import ROOT, Child, ChildDied, _quiet_stdio, clean_env, confine, isolate_network, stderr_tail
 
 ENV = "GPU_TUTOR_FORKSERVER"
 CHECK_FOLDER_MB = 64   # all a fresh child may write into its folder (one file is capped alike)
@@ -163,7 +163,7 @@ class ForkServer:
                 self._send({"op": "fork", "folder": folder}, fds)
                 answer, passed = self._receive(deadline)
             except (OSError, wire.WireError) as e:
-                tail = _tail(self.folder)
+                tail = stderr_tail(self.folder)
                 self._stop()
                 raise ChildDied(None, tail, why=f"the fork server ended ({e})") from None
         pidfd = passed[0] if passed else None
@@ -315,18 +315,6 @@ def _ended_by_proc(pid: int, timeout: float | None) -> bool:
         if time.monotonic() >= deadline:
             return False
         time.sleep(0.05)
-
-
-def _tail(folder: str | None, lines: int = 3) -> str:
-    if not folder:
-        return ""
-    try:
-        with open(os.path.join(folder, "stderr.txt"), "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 4096))
-            return "\n".join(f.read().decode("utf-8", "replace").strip().splitlines()[-lines:])
-    except OSError:
-        return ""
 
 
 # -- the server's half ------------------------------------------------------------------------------

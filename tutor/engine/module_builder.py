@@ -26,7 +26,6 @@ An `if __name__ == "__main__":` block is left out, as Python itself would leave 
 from __future__ import annotations
 
 import ast
-import builtins
 import types as pytypes
 from dataclasses import dataclass
 

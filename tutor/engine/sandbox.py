@@ -198,16 +198,7 @@ class Child:
         return ChildDied(code, tail, why=why)
 
     def stderr_tail(self, lines: int = 3) -> str:
-        if not self.folder:
-            return ""
-        try:
-            with open(os.path.join(self.folder, "stderr.txt"), "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - 4096))
-                text = f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        return "\n".join(text.strip().splitlines()[-lines:])
+        return stderr_tail(self.folder, lines)
 
     def end_request(self) -> None:
         """Whatever else runs in the child's session (a fork that got through) is killed now."""
@@ -264,6 +255,20 @@ class Child:
 
     def __exit__(self, *exc):
         self.kill()
+
+
+def stderr_tail(folder: str | None, lines: int = 3) -> str:
+    """The last lines a child (or the fork server) wrote to stderr.txt in its folder."""
+    if not folder:
+        return ""
+    try:
+        with open(os.path.join(folder, "stderr.txt"), "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4096))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 def session_members(sid: int) -> list[int]:
