@@ -152,6 +152,11 @@ def test_past_the_screen_the_real_compiler_still_stops_the_forger_before_any_of_
     marker = tmp_path / "ran"
     with Child("tutor.coach.verify_child", ["sim"], memory_mb=4096) as child:
         loaded, _ = child.ask({"op": "load", "source": FORGER.replace("MARKER", repr(str(marker)))}, timeout=120)
+        assert [f["line"] for f in loaded["failures"]] == [13]  # building it already refuses `o._exit`
+    # without the private name the builder refuses, the compiler is what stops it
+    forger = FORGER.replace("o._exit(0)", "o.kill(o.getpid(), 9)").replace("MARKER", repr(str(marker)))
+    with Child("tutor.coach.verify_child", ["sim"], memory_mb=4096) as child:
+        loaded, _ = child.ask({"op": "load", "source": forger}, timeout=120)
         assert loaded["failures"] == []
         x = np.ones(7, dtype=np.float32)
         records, arrays = child.ask({"op": "run", "out_shape": [7], "repeat": 2}, [x], timeout=120)

@@ -82,11 +82,18 @@ def test_annotations_are_never_evaluated_and_the_kernel_loads(tmp_path):
     assert callable(module.kernel) and not marker.exists()
 
 
-def test_a_function_body_is_not_run_by_loading_even_its_nested_defaults(tmp_path):
+def test_a_function_body_is_not_run_by_loading_even_its_nested_defaults(capsys):
+    source = MAP + "\n\ndef later():\n    def inner(x=print('ran while loading')):\n        pass\n    return inner\n"
+    namespace = load_module_for_sim(source, "kernel.py", untrusted=True).namespace
+    assert callable(namespace["later"]) and "ran while loading" not in capsys.readouterr().out
+
+
+def test_a_function_body_may_not_name_what_only_plain_python_has(tmp_path):
     marker = tmp_path / "ran"
     source = MAP + f"\n\ndef later():\n    def inner(x={payload(marker)}):\n        pass\n    return inner\n"
-    namespace = load_module_for_sim(source, "kernel.py", untrusted=True).namespace
-    assert callable(namespace["later"]) and not marker.exists()
+    with pytest.raises(ModuleRefused) as refused:
+        load_module_for_sim(source, "kernel.py", untrusted=True)
+    assert refused.value.findings[0].rule == "builtin" and not marker.exists()
 
 
 def test_a_refusal_says_the_line_what_is_not_allowed_and_what_to_write():
@@ -277,3 +284,34 @@ def test_a_module_reached_through_numba_is_not_numbas_to_give():
     with pytest.raises(ModuleRefused) as refused:
         load_module_for_numba(EMPTY + "import numba\nSYSTEM = numba.cuda.os\n", "kernel.py", untrusted=True)
     assert "the module `os`" in refused.value.findings[0].message
+
+
+DROPPED_BEFORE_TYPING = {
+    "a statement the closure inliner drops": (
+        "import numpy as np\nfrom numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+        "    def g():\n        return 10\n    out[i] = a[i] + g()\n    t = max(('/etc/hostname',), key=np.fromfile)\n"),
+    "a branch decided on a constant": (
+        "import numpy as np\nfrom numba import cuda\nTPB = 8\n\n\n@cuda.jit\ndef kernel(out, a):\n"
+        "    i = cuda.threadIdx.x\n    if TPB == 8:\n        out[i] = a[i] + 10\n    else:\n"
+        "        print(np.fromfile('/etc/hostname', dtype=np.uint8))\n"),
+}
+
+
+@pytest.mark.skipif(nvvm_missing() is not None, reason="NVVM is part of the default install")
+@pytest.mark.parametrize("what", sorted(DROPPED_BEFORE_TYPING))
+def test_numba_types_every_line_of_an_untrusted_kernel(what):
+    """What Numba would drop before typing still runs on the simulator, which runs Python: for
+    untrusted code the compiler types it all (a GPU's own compile is untouched)."""
+    source = DROPPED_BEFORE_TYPING[what]
+    types = [("array", "float32", 1)] * 2
+    assert compile_check(source, "k.py", ["out", "a"], types) is None  # trusted: Numba drops it, as it always did
+    failure = compile_check(source, "k.py", ["out", "a"], types, untrusted=True)
+    assert failure.kind == "compile_error" and "numpy.fromfile" in failure.message
+
+
+def test_an_untrusted_kernels_builtins_on_the_simulator_are_a_kernels_only():
+    built = load_module_for_sim(MAP, "kernel.py", untrusted=True).namespace["__builtins__"]
+    assert {"range", "len", "min", "print", "float"} <= set(built) and not {"open", "exec", "getattr"} & set(built)
+    with pytest.raises(ImportError):
+        built["__import__"]("os")
+    assert "open" in load_module_for_sim(MAP, "kernel.py").namespace["__builtins__"]  # a learner's own file

@@ -71,8 +71,8 @@ def test_a_kernel_body_that_reads_another_learners_file_is_refused_by_the_compil
         monkeypatch.setenv(SERVED_ENV, "1")
         with Runner("sim", content=content) as served:
             verdict = served.check("map", reading_kernel(marker), "map.py").verdict
-        assert not verdict.passed and [f.kind for f in verdict.failures] == ["compile_error"]
-        assert "Untyped global name 'open'" in verdict.failures[0].message and verdict.failures[0].line == 7
+        assert not verdict.passed and [f.rule for f in verdict.failures] == ["builtin"]  # refused as it is built
+        assert "`open`" in verdict.failures[0].message and verdict.failures[0].line == 7
         assert not watch.touched() and not verdict.configs  # nothing ran, so no length came back
     finally:
         watch.close()
@@ -285,3 +285,44 @@ def test_a_value_numbas_placeholders_stand_for_cannot_be_a_constant(monkeypatch)
         verdict = served.check("map", "from numba import cuda\nW = cuda.warpsize\n" + EMPTY_MAP.split("\n", 1)[1],
                                "map.py", seed=1).verdict
     assert [f.rule for f in verdict.failures] == ["module-state"] and "only inside a kernel" in verdict.failures[0].message
+
+
+# Found by a reviewer on the commit before this test: Numba's closure inliner drops a statement whose
+# value is unused before it types anything, so `max((...,), key=exec)` after an inner function's
+# call never met the compiler and ran on the simulator as Python (it printed the reference and
+# PASSED). Here the line only prints a marker, with no name the builder refuses.
+UNTYPED_LINE = """from numba import cuda
+
+
+@cuda.jit
+def kernel(out, a):
+    i = cuda.threadIdx.x
+
+    def ten():
+        return 10
+
+    out[i] = a[i] + ten()
+    t = max(("LEAKED-BY-A-LINE-NUMBA-NEVER-TYPED",), key=print)
+"""
+
+
+def test_a_line_numba_drops_before_typing_never_runs_on_the_simulator(monkeypatch):
+    monkeypatch.setenv(SERVED_ENV, "1")
+    with Runner("sim") as served:
+        verdict = served.check("map", UNTYPED_LINE, "map.py", seed=1).verdict
+    assert not verdict.passed and "LEAKED" not in verdict.printed
+    assert [f.kind for f in verdict.failures] == ["compile_error"] and verdict.failures[0].line == 12
+    monkeypatch.delenv(SERVED_ENV)
+    with Runner("sim") as own:  # a learner's own file on their machine runs as the Python it is
+        assert "LEAKED" in own.check("map", UNTYPED_LINE, "map.py", seed=1).verdict.printed
+
+
+@pytest.mark.parametrize("body", ["exec('x = 1')", "print(open(REFERENCE).read())", "f = getattr(a, 'shape')",
+                                  "print(max.__self__)", "print(a._private)"])
+def test_a_kernel_body_never_names_what_only_plain_python_has(monkeypatch, body):
+    source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
+              f"    if i > 100:\n        {body}\n    out[i] = a[i] + 10\n")
+    monkeypatch.setenv(SERVED_ENV, "1")
+    with Runner("sim") as served:
+        verdict = served.check("map", source, "map.py", seed=1).verdict
+    assert not verdict.passed and verdict.failures[0].kind == "static" and verdict.failures[0].line == 8

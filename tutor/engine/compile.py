@@ -70,7 +70,7 @@ def _compile(source, filename, signature, arg_types, untrusted):
     from numba import cuda
 
     try:
-        with no_device_needed(), signatures_deferred() as declared:
+        with no_device_needed(), signatures_deferred() as declared, every_line_typed(untrusted):
             namespace = load_for_numba(source, filename, signature, untrusted=untrusted)
             kernel = namespace["kernel"]
             sig = tuple(_numba_type(numba, t) for t in arg_types)
@@ -119,7 +119,7 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
                                  "message": misfit})
                 continue
-            with no_device_needed():
+            with no_device_needed(), every_line_typed(untrusted):
                 _compile_declared(declared, kernel)
                 cuda.compile_ptx(kernel.py_func, sig, cc=CC)
         except Exception as e:
@@ -196,6 +196,36 @@ def _collect_intrinsic_types(fndesc, filename, seen: dict, visited: set) -> None
             continue
         typed = sig.return_type if name in ("fma", "cbrt") else (sig.args[0] if sig.args else None)
         seen.setdefault((loc.line, name), set()).add(str(typed))
+
+
+@contextmanager
+def every_line_typed(untrusted: bool = True):
+    """While it lasts, Numba types every line of a kernel, the branches it could decide on constants
+    and the statements it could drop as unused included. Untrusted code's kernels run on our
+    simulator as Python once this compiler has accepted them: a branch Numba prunes before typing
+    (`if A is B:` on two globals), or a statement its closure inliner drops as dead (`max(..., key=exec)`
+    after an inner function's call), would run there unchecked. The simulator takes whichever branch
+    Python takes, so both must pass the compiler; what a GPU runs is compiled elsewhere, unchanged."""
+    if not untrusted:
+        yield
+        return
+    import numba.cuda.core.analysis as analysis
+    import numba.cuda.core.inline_closurecall as inlining
+    import numba.cuda.core.untyped_passes as untyped
+
+    def keep_every_branch(func_ir, called_args):
+        return None
+
+    def keep_every_statement(func_ir, *args, **kwargs):
+        return False
+
+    saved = analysis.dead_branch_prune, untyped.dead_branch_prune, inlining.dead_code_elimination
+    analysis.dead_branch_prune = untyped.dead_branch_prune = keep_every_branch
+    inlining.dead_code_elimination = keep_every_statement
+    try:
+        yield
+    finally:
+        analysis.dead_branch_prune, untyped.dead_branch_prune, inlining.dead_code_elimination = saved
 
 
 @contextmanager

@@ -275,7 +275,11 @@ class _Namespace:
         raise Unsupported(f"{self._prefix}.{name}")
 
 
-TYPES_NAMESPACE = _Namespace("numba.types", **TYPES)  # numba.types, numba.core.types, numba.cuda.types
+# numba.types, numba.core.types and numba.cuda.types: three modules in the real Numba (`is` tells them
+# apart), so three here, with the same types in each
+TYPES_NAMESPACE = _Namespace("numba.types", **TYPES)
+CORE_TYPES_NAMESPACE = _Namespace("numba.core.types", **TYPES)
+CUDA_TYPES_NAMESPACE = _Namespace("numba.cuda.types", **TYPES)
 
 
 class FakeCuda:
@@ -334,7 +338,7 @@ class FakeCuda:
         setattr(self.atomic, "and", self.atomic.and_)
         setattr(self.atomic, "or", self.atomic.or_)
         self.__dict__.update(TYPES)  # from numba.cuda import float32, void
-        self.types = TYPES_NAMESPACE
+        self.types = CUDA_TYPES_NAMESPACE
 
     # -- kernels and device functions -----------------------------------------------------------
     def jit(self, func_or_sig=None, device=False, **options):
@@ -651,7 +655,7 @@ class FakeNumba:
         self.cuda = cuda
         self.__dict__.update(TYPES)  # from numba import float32, void
         self.types = TYPES_NAMESPACE  # import numba.types; from numba import types
-        self.core = _Namespace("numba.core", types=TYPES_NAMESPACE)  # from numba.core import types
+        self.core = _Namespace("numba.core", types=CORE_TYPES_NAMESPACE)  # from numba.core import types
 
     def __getattr__(self, name):
         if name.startswith("__"):

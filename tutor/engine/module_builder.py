@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy
 
 from .load_error import AVAILABLE, LoadError
-from .static_rules import (DTYPE_NAMES, INTERNAL_NAMES, INTERNAL_PREFIXES, JIT_OPTIONS, MAX_DEPTH,
+from .static_rules import (DTYPE_NAMES, FORBIDDEN_BUILTINS, INTERNAL_NAMES, INTERNAL_PREFIXES, JIT_OPTIONS, MAX_DEPTH,
                            MAX_LITERAL_EXPONENT, MAX_SOURCE_CHARS, NUMPY_CONSTANTS, _parse_bounded, _signature_string)
 
 # What a built module may import, by the name the file imports it by.
@@ -251,6 +251,7 @@ class _Builder:
         if getattr(node, "type_params", None):
             raise _Refuse(node, "module-code", f"`def {node.name}[...]`: type parameters are not part of a "
                                                "kernel. Write a plain `def`.")
+        self.body_names(node)
         args = node.args
         defaults = [self.default(node, d) for d in args.defaults]
         kw_defaults = {a.arg: self.default(node, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)
@@ -277,6 +278,19 @@ class _Builder:
         for decorator, line in reversed(decorators):
             fn = self.call_numba(line, decorator, fn)
         return fn
+
+    def body_names(self, fn: ast.FunctionDef) -> None:
+        """What no kernel needs and plain Python would use to leave it (exec, open, getattr, a dunder
+        such as `max.__self__`): refused in function bodies too, though Numba's compiler must accept a
+        kernel before any of it runs. The compiler is the body's judge; this is a second fence."""
+        for node in (inner for statement in fn.body for inner in ast.walk(statement)):
+            if isinstance(node, ast.Name) and (node.id in FORBIDDEN_BUILTINS or _dunder(node.id)):
+                raise _Refuse(node, "builtin" if node.id in FORBIDDEN_BUILTINS else "dunder",
+                              f"`{node.id}` (in `def {fn.name}`) is not part of a kernel; a kernel computes with "
+                              "its arrays, numbers, `cuda` and `math`.")
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+                raise _Refuse(node, "private", f"`{self.text(node)}` (in `def {fn.name}`) reaches into Python's or a "
+                                               "library's insides; use public attributes such as `.shape`.")
 
     def default(self, fn: ast.FunctionDef, node: ast.AST):
         try:
@@ -611,6 +625,10 @@ def _literal_slice(node: ast.AST) -> bool:
 
 def _plain(arg: ast.arg) -> ast.arg:
     return ast.copy_location(ast.arg(arg=arg.arg, annotation=None, type_comment=None), arg)
+
+
+def _dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:

@@ -20,6 +20,19 @@ from .loader import check_kernel, execute
 from .sim import SimKernel
 
 
+# What an untrusted kernel's Python sees as builtins on the simulator: what Numba compiles in a kernel.
+# Numba's compiler accepts a kernel before it runs here; should a line it never typed run anyway,
+# there is no open, exec, getattr or __import__ to reach for.
+KERNEL_BUILTINS = ("abs", "all", "any", "bool", "complex", "divmod", "enumerate", "float", "int", "isinstance",
+                   "len", "max", "min", "pow", "print", "range", "reversed", "round", "slice", "sum", "tuple", "zip",
+                   "ArithmeticError", "AssertionError", "Exception", "IndexError", "KeyError", "NotImplementedError",
+                   "OverflowError", "RuntimeError", "StopIteration", "TypeError", "ValueError", "ZeroDivisionError")
+
+
+def _no_import(name, *args, **kwargs):
+    raise ImportError(f"import {name}: a kernel imports nothing")
+
+
 class SimModule:
     """A learner's file loaded against the simulator."""
 
@@ -49,7 +62,7 @@ def load_module_for_sim(source: str, filename: str, *, untrusted: bool = False) 
     numba = FakeNumba(cuda)
     real_import = builtins.__import__
     modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,
-               "numba.core.types": numba.types, "numba.cuda.types": numba.types}
+               "numba.core.types": numba.core.types, "numba.cuda.types": cuda.types}
 
     def hooked_import(name, globals=None, locals=None, fromlist=(), level=0):
         if name == "numba" or name.startswith("numba."):
@@ -58,8 +71,8 @@ def load_module_for_sim(source: str, filename: str, *, untrusted: bool = False) 
             return modules[name] if fromlist else numba  # `import numba.types` binds `numba`
         return real_import(name, globals, locals, fromlist, level)
 
-    fake_builtins = dict(vars(builtins))
-    fake_builtins["__import__"] = hooked_import
+    fake_builtins = dict(vars(builtins)) if not untrusted else {k: vars(builtins)[k] for k in KERNEL_BUILTINS}
+    fake_builtins["__import__"] = hooked_import if not untrusted else _no_import
     namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
     importable = {**modules, "math": math, "numpy": numpy}
     execute(source, filename, namespace, untrusted=untrusted, import_module=importable.__getitem__)
