@@ -315,3 +315,9 @@ def test_an_untrusted_kernels_builtins_on_the_simulator_are_a_kernels_only():
     with pytest.raises(ImportError):
         built["__import__"]("os")
     assert "open" in load_module_for_sim(MAP, "kernel.py").namespace["__builtins__"]  # a learner's own file
+
+
+def test_a_kernel_may_name_its_own_variable_input_or_type():
+    source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, input):\n    i = cuda.threadIdx.x\n"
+              "    type = input[i]\n    out[i] = type + 10\n")
+    assert callable(load_for_sim(source, "kernel.py", ["out", "a"], untrusted=True).kernel)

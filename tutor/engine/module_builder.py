@@ -283,8 +283,12 @@ class _Builder:
         """What no kernel needs and plain Python would use to leave it (exec, open, getattr, a dunder
         such as `max.__self__`): refused in function bodies too, though Numba's compiler must accept a
         kernel before any of it runs. The compiler is the body's judge; this is a second fence."""
-        for node in (inner for statement in fn.body for inner in ast.walk(statement)):
-            if isinstance(node, ast.Name) and (node.id in FORBIDDEN_BUILTINS or _dunder(node.id)):
+        nodes = [inner for statement in fn.body for inner in ast.walk(statement)]
+        args = fn.args
+        own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+        own |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # `input = a[i]`
+        for node in nodes:
+            if isinstance(node, ast.Name) and (node.id in FORBIDDEN_BUILTINS - own or _dunder(node.id)):
                 raise _Refuse(node, "builtin" if node.id in FORBIDDEN_BUILTINS else "dunder",
                               f"`{node.id}` (in `def {fn.name}`) is not part of a kernel; a kernel computes with "
                               "its arrays, numbers, `cuda` and `math`.")
