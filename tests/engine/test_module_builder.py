@@ -292,7 +292,7 @@ DROPPED_BEFORE_TYPING = {
         "    def g():\n        return 10\n    out[i] = a[i] + g()\n    t = max(('/etc/hostname',), key=np.fromfile)\n"),
     "a branch decided on a constant": (
         "import numpy as np\nfrom numba import cuda\nTPB = 8\n\n\n@cuda.jit\ndef kernel(out, a):\n"
-        "    i = cuda.threadIdx.x\n    if TPB == 8:\n        out[i] = a[i] + 10\n    else:\n"
+        "    i = cuda.threadIdx.x\n    if a.ndim == 1:\n        out[i] = a[i] + 10\n    else:\n"
         "        print(np.fromfile('/etc/hostname', dtype=np.uint8))\n"),
 }
 
@@ -306,7 +306,9 @@ def test_numba_types_every_line_of_an_untrusted_kernel(what):
     types = [("array", "float32", 1)] * 2
     assert compile_check(source, "k.py", ["out", "a"], types) is None  # trusted: Numba drops it, as it always did
     failure = compile_check(source, "k.py", ["out", "a"], types, untrusted=True)
-    assert failure.kind == "compile_error" and "numpy.fromfile" in failure.message
+    assert failure.kind == "compile_error"
+    assert {"a statement the closure inliner drops": "computes a value nothing uses",
+            "a branch decided on a constant": "numpy.fromfile"}[what] in failure.message
 
 
 def test_an_untrusted_kernels_builtins_on_the_simulator_are_a_kernels_only():
@@ -321,3 +323,39 @@ def test_a_kernel_may_name_its_own_variable_input_or_type():
     source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, input):\n    i = cuda.threadIdx.x\n"
               "    type = input[i]\n    out[i] = type + 10\n")
     assert callable(load_for_sim(source, "kernel.py", ["out", "a"], untrusted=True).kernel)
+
+
+HONEST_SHAPES = {
+    "a closure over the kernel's variables": ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n"
+                                              "    i = cuda.threadIdx.x\n\n    def read():\n        return a[i]\n\n"
+                                              "    out[i] = read() + 10\n"),
+    "a debug branch a constant turns off": ("from numba import cuda\nDEBUG = False\nTPB = 4\n\n\n@cuda.jit\n"
+                                            "def kernel(out, a):\n    i = cuda.threadIdx.x\n    if DEBUG:\n"
+                                            "        print(f'thread {i}', out)\n    if TPB > 32:\n"
+                                            "        big = cuda.shared.array(TPB - 64, out.dtype)\n"
+                                            "    out[i] = a[i] + 10\n"),
+    "constants chosen at the top": ("from numba import cuda\nTPB = 8\nassert TPB % 2 == 0, 'TPB must be even'\n"
+                                    "if TPB > 4:\n    TEN = 10\nelse:\n    TEN = 0\n\n\n@cuda.jit\n"
+                                    "def kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i] + TEN\n"),
+    "typing for annotations, and a main guard with an else": (
+        "from typing import Any\nfrom numba import cuda\n\n\n@cuda.jit\ndef kernel(out: Any, a: Any):\n"
+        "    i = cuda.threadIdx.x\n\n    def add(input, type):\n        return input + type\n\n"
+        "    out[i] = add(a[i], 10)\n\n\nif __name__ == '__main__':\n    print('testing')\nelse:\n    pass\n"),
+}
+
+
+@pytest.mark.skipif(nvvm_missing() is not None, reason="NVVM is part of the default install")
+@pytest.mark.parametrize("shape", sorted(HONEST_SHAPES))
+def test_honest_shapes_a_reviewer_found_refused_when_served_pass(catalog, shape):
+    from tutor.engine.check import check_sim
+
+    source = HONEST_SHAPES[shape]
+    for compile_first in (False, True):  # a learner's own file, and a served one
+        verdict = check_sim(catalog.get("map"), source, "map.py", seed=1, compile_first=compile_first).verdict
+        assert verdict.passed, (compile_first, verdict.failures)
+
+
+def test_a_top_level_assert_that_fails_says_so_as_python_would():
+    with pytest.raises(LoadError) as error:
+        load_module_for_sim("TPB = 7\nassert TPB % 2 == 0, 'TPB must be even'\n", "kernel.py", untrusted=True)
+    assert error.value.message == "AssertionError while loading the file: TPB must be even (line 2)."

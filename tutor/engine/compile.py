@@ -198,30 +198,49 @@ def _collect_intrinsic_types(fndesc, filename, seen: dict, visited: set) -> None
         seen.setdefault((loc.line, name), set()).add(str(typed))
 
 
+class UnusedCall(Exception):
+    def __init__(self, line: int):
+        super().__init__(f"the call on line {line} computes a value nothing uses, which Numba would drop without "
+                         "checking it; use its value or leave it out")
+
+
 @contextmanager
 def every_line_typed(untrusted: bool = True):
     """While it lasts, Numba types every line of a kernel, the branches it could decide on constants
-    and the statements it could drop as unused included. Untrusted code's kernels run on our
-    simulator as Python once this compiler has accepted them: a branch Numba prunes before typing
-    (`if A is B:` on two globals), or a statement its closure inliner drops as dead (`max(..., key=exec)`
-    after an inner function's call), would run there unchecked. The simulator takes whichever branch
-    Python takes, so both must pass the compiler; what a GPU runs is compiled elsewhere, unchanged."""
+    and the calls it could drop as unused included. Untrusted code's kernels run on our simulator as
+    Python once this compiler has accepted them: a branch Numba prunes before typing (`if A is B:`
+    on two globals), or a call its closure inliner drops as dead (`max(..., key=exec)` after an inner
+    function's call), would run there unchecked. The simulator takes whichever branch Python takes,
+    so both must pass the compiler (the module builder has already cut the branches a module
+    constant decides, as Python would); the inliner still clears what inlining leaves (the inner
+    function's own making), but a call it would drop is refused. What a GPU runs is compiled
+    elsewhere, unchanged."""
     if not untrusted:
         yield
         return
     import numba.cuda.core.analysis as analysis
     import numba.cuda.core.inline_closurecall as inlining
     import numba.cuda.core.untyped_passes as untyped
+    from numba.cuda.core import ir
+
+    clear = inlining.dead_code_elimination
 
     def keep_every_branch(func_ir, called_args):
         return None
 
-    def keep_every_statement(func_ir, *args, **kwargs):
-        return False
+    def drop_no_call(func_ir, *args, **kwargs):
+        calls = {id(st): st for block in func_ir.blocks.values() for st in block.body
+                 if isinstance(st, ir.Assign) and isinstance(st.value, ir.Expr) and st.value.op == "call"}
+        result = clear(func_ir, *args, **kwargs)
+        kept = {id(st) for block in func_ir.blocks.values() for st in block.body}
+        dropped = [st for key, st in calls.items() if key not in kept]
+        if dropped:
+            raise UnusedCall(dropped[0].loc.line)
+        return result
 
     saved = analysis.dead_branch_prune, untyped.dead_branch_prune, inlining.dead_code_elimination
     analysis.dead_branch_prune = untyped.dead_branch_prune = keep_every_branch
-    inlining.dead_code_elimination = keep_every_statement
+    inlining.dead_code_elimination = drop_no_call
     try:
         yield
     finally:

@@ -37,7 +37,7 @@ from .static_rules import (DTYPE_NAMES, FORBIDDEN_BUILTINS, INTERNAL_NAMES, INTE
 
 # What a built module may import, by the name the file imports it by.
 IMPORTABLE = ("numba", "numba.cuda", "numba.types", "numba.core", "numba.core.types", "numba.cuda.types",
-              "numba.cuda.libdevice", "numba.cuda.random", "math", "numpy")
+              "numba.cuda.libdevice", "numba.cuda.random", "math", "numpy", "typing")  # typing: for annotations
 MAX_INT_BITS = 256          # a constant larger than this is a mistake or an attack on the loader
 MAX_TEXT = 10_000           # characters of a string constant
 MAX_ITEMS = 4096            # elements of a tuple or list constant
@@ -122,8 +122,14 @@ class _Builder:
 
     # -- the top level ---------------------------------------------------------------------------
     def run(self, tree: ast.Module) -> None:
-        for stmt in tree.body:
+        pending = list(tree.body)
+        while pending:
+            stmt = pending.pop(0)
             try:
+                chosen = self.branch(stmt)
+                if chosen is not None:  # the statements of the branch Python would take, in its place
+                    pending[0:0] = chosen
+                    continue
                 self.statement(stmt)
             except _Refuse as r:
                 self.refuse(stmt, r)
@@ -134,6 +140,15 @@ class _Builder:
                                                             "constant; write the value out."))
         if self.findings:
             raise ModuleRefused(self.findings)
+
+    def branch(self, stmt: ast.stmt) -> list | None:
+        """An `if` at the top level on constants (`if TPB > 4:`), or a main guard: the branch Python
+        takes when it loads the file as a kernel file. None for any other statement."""
+        if _is_main_guard(stmt):
+            return stmt.orelse  # `__name__` is never "__main__" for a kernel file
+        if not isinstance(stmt, ast.If):
+            return None
+        return stmt.body if _plain_value(stmt.test, self.evaluate(stmt.test)) else stmt.orelse
 
     def refuse(self, stmt: ast.stmt, r: _Refuse) -> None:
         line = getattr(r.node, "lineno", None) or stmt.lineno
@@ -164,8 +179,11 @@ class _Builder:
             self.assign(stmt)
         elif isinstance(stmt, ast.FunctionDef):
             self.bind(stmt.name, self.function(stmt))
-        elif _is_main_guard(stmt):
-            return  # never runs when the file is loaded as a kernel file, so it is never built
+        elif isinstance(stmt, ast.Assert):
+            if not _plain_value(stmt.test, self.evaluate(stmt.test)):
+                said = _plain_value(stmt.msg, self.evaluate(stmt.msg)) if stmt.msg is not None else ""
+                raise LoadError("runtime_error", f"AssertionError while loading the file: {said} (line "
+                                f"{stmt.lineno}).", stmt.lineno)
         elif isinstance(stmt, ast.ClassDef):
             raise _Refuse(stmt, "class", f"`class {stmt.name}` would run its body when the file loads. " + SHAPE)
         elif isinstance(stmt, ast.AsyncFunctionDef):
@@ -252,6 +270,7 @@ class _Builder:
             raise _Refuse(node, "module-code", f"`def {node.name}[...]`: type parameters are not part of a "
                                                "kernel. Write a plain `def`.")
         self.body_names(node)
+        node.body = self.fold(node.body, _own_names(node), node)
         args = node.args
         defaults = [self.default(node, d) for d in args.defaults]
         kw_defaults = {a.arg: self.default(node, d) for a, d in zip(args.kwonlyargs, args.kw_defaults)
@@ -279,14 +298,46 @@ class _Builder:
             fn = self.call_numba(line, decorator, fn)
         return fn
 
+    def fold(self, body: list, own: set[str], where: ast.AST) -> list:
+        """A function's statements with every `if` that module constants alone decide replaced by the
+        branch Python takes (`if DEBUG:` with DEBUG = False): the module's constants never change, so
+        this is the branch every run takes, and neither Numba's compiler (which types every line of
+        untrusted code) nor the simulator sees the other."""
+        out = []
+        for st in body:
+            if isinstance(st, ast.If) and (taken := self.decided(st.test, own)) is not None:
+                out += self.fold(st.body if taken else st.orelse, own, st)
+                continue
+            for field in ("body", "orelse", "finalbody"):  # blocks inside blocks (and nested functions)
+                inner = getattr(st, field, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    setattr(st, field, self.fold(inner, own, st))
+            for handler in getattr(st, "handlers", []):
+                handler.body = self.fold(handler.body, own, handler)
+            out.append(st)
+        return out or [ast.copy_location(ast.Pass(), where)]
+
+    def decided(self, test: ast.AST, own: set[str]) -> bool | None:
+        """The value of a test made of module constants only (numbers, strings, None), or None."""
+        for node in ast.walk(test):
+            if isinstance(node, ast.Name):
+                if node.id in own or node.id not in self.ns or not isinstance(self.ns[node.id], (*NUMBER, str,
+                                                                                                 type(None))):
+                    return None
+            elif not isinstance(node, (ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Load,
+                                       ast.cmpop, ast.boolop, ast.unaryop, ast.operator)):
+                return None
+        try:
+            return bool(_plain_value(test, self.evaluate(test)))
+        except (_Refuse, _Poisoned, LoadError, RecursionError):
+            return None
+
     def body_names(self, fn: ast.FunctionDef) -> None:
         """What no kernel needs and plain Python would use to leave it (exec, open, getattr, a dunder
         such as `max.__self__`): refused in function bodies too, though Numba's compiler must accept a
         kernel before any of it runs. The compiler is the body's judge; this is a second fence."""
         nodes = [inner for statement in fn.body for inner in ast.walk(statement)]
-        args = fn.args
-        own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
-        own |= {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}  # `input = a[i]`
+        own = _own_names(fn)
         for node in nodes:
             if isinstance(node, ast.Name) and (node.id in FORBIDDEN_BUILTINS - own or _dunder(node.id)):
                 raise _Refuse(node, "builtin" if node.id in FORBIDDEN_BUILTINS else "dunder",
@@ -631,12 +682,28 @@ def _plain(arg: ast.arg) -> ast.arg:
     return ast.copy_location(ast.arg(arg=arg.arg, annotation=None, type_comment=None), arg)
 
 
+def _own_names(fn: ast.FunctionDef) -> set[str]:
+    """The names a function (or one nested in it) binds itself: its parameters and what it assigns
+    (`input = a[i]`): none of them is a module's."""
+    own = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            own.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not fn:
+            own.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            own.update(node.names)
+    return own
+
+
 def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
 def _is_main_guard(stmt: ast.stmt) -> bool:
-    if not (isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.test, ast.Compare)):
+    if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)):
         return False
     test = stmt.test
     sides = [test.left, *test.comparators]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import functools
 import math
+import typing
 
 import numpy
 
@@ -74,6 +75,6 @@ def load_module_for_sim(source: str, filename: str, *, untrusted: bool = False) 
     fake_builtins = dict(vars(builtins)) if not untrusted else {k: vars(builtins)[k] for k in KERNEL_BUILTINS}
     fake_builtins["__import__"] = hooked_import if not untrusted else _no_import
     namespace = {"__name__": "learner_kernel", "__file__": filename, "__builtins__": fake_builtins}
-    importable = {**modules, "math": math, "numpy": numpy}
+    importable = {**modules, "math": math, "numpy": numpy, "typing": typing}
     execute(source, filename, namespace, untrusted=untrusted, import_module=importable.__getitem__)
     return SimModule(namespace, cuda, filename, source)
