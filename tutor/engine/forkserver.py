@@ -261,7 +261,6 @@ class ForkedChild(Child):
         self.server = server
         self.server_start_grace = start_grace
         self.folder_cap_mb = server.folder_cap_mb
-        self.start_grace = START_GRACE
 
     def start(self) -> None:
         if self.alive():
