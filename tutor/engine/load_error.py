@@ -21,6 +21,16 @@ class LoadError(Exception):
         self.message = message
         self.line = line
 
+    @classmethod
+    def raised(cls, error: BaseException, line: int | None) -> LoadError:
+        """What the file's loading raised (a learner's module-level error, SystemExit included)."""
+        return cls("runtime_error", f"{type(error).__name__} while loading the file: {error} (line {line}).", line)
+
+    @classmethod
+    def unavailable(cls, what: str, line: int | None) -> LoadError:
+        """Something of numba (or a module) the kernel file may not use here."""
+        return cls("unsupported", f"`{what}` is not available in a kernel file (line {line}). {AVAILABLE}", line)
+
     def failures(self) -> list:
         """The verdict's failures for this error (a refused module has one per place)."""
         from .verdict import Failure

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 
 from .fakecuda import BadSignature, Unsupported
-from .load_error import AVAILABLE, LoadError  # noqa: F401 - where the loaders' callers find them
+from .load_error import LoadError
 
 
 def load_for_numba(source: str, filename: str, signature: list[str] | None = None, *,
@@ -57,15 +57,13 @@ def execute(source: str, filename: str, namespace: dict, *, untrusted: bool = Fa
         exec(code, namespace)
     except Unsupported as e:
         line = _line_in(e, filename)
-        raise LoadError("unsupported", f"`{e.what}` is not available in a kernel file (line {line}). "
-                        f"{AVAILABLE}", line) from None
+        raise LoadError.unavailable(e.what, line) from None
     except BadSignature as e:
         line = _line_in(e, filename)
         raise LoadError("compile_error", f"@cuda.jit signature (line {line}): {e}.", line) from None
     except BaseException as e:  # a learner's module-level error, SystemExit included
         line = _line_in(e, filename)
-        raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {line}).",
-                        line) from None
+        raise LoadError.raised(e, line) from None
 
 
 def check_kernel(namespace, filename, signature, is_kernel) -> None:

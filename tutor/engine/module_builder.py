@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy
 
-from .load_error import AVAILABLE, LoadError
+from .load_error import LoadError
 from .static_rules import (DTYPE_NAMES, FORBIDDEN_BUILTINS, INTERNAL_NAMES, INTERNAL_PREFIXES, JIT_OPTIONS, MAX_DEPTH,
                            MAX_LITERAL_EXPONENT, MAX_SOURCE_CHARS, NUMPY_CONSTANTS, _parse_bounded, _signature_string)
 
@@ -182,8 +182,7 @@ class _Builder:
         elif isinstance(stmt, ast.Assert):
             if not _plain_value(stmt.test, self.evaluate(stmt.test)):
                 said = _plain_value(stmt.msg, self.evaluate(stmt.msg)) if stmt.msg is not None else ""
-                raise LoadError("runtime_error", f"AssertionError while loading the file: {said} (line "
-                                f"{stmt.lineno}).", stmt.lineno)
+                raise LoadError.raised(AssertionError(said), stmt.lineno)
         elif isinstance(stmt, ast.ClassDef):
             raise _Refuse(stmt, "class", f"`class {stmt.name}` would run its body when the file loads. " + SHAPE)
         elif isinstance(stmt, ast.AsyncFunctionDef):
@@ -205,8 +204,7 @@ class _Builder:
         try:
             module = self.import_module(name)
         except (KeyError, ImportError):
-            raise LoadError("unsupported", f"`import {name}` is not available in a kernel file (line "
-                            f"{node.lineno}). {AVAILABLE}", node.lineno) from None
+            raise LoadError.unavailable(f"import {name}", node.lineno) from None
         return self.named(module, name)
 
     def import_from(self, stmt: ast.ImportFrom) -> None:
@@ -380,15 +378,13 @@ class _Builder:
         try:
             return fn(*args, **kwargs)
         except Unsupported as e:
-            raise LoadError("unsupported", f"`{e.what}` is not available in a kernel file (line {line}). "
-                            f"{AVAILABLE}", line) from None
+            raise LoadError.unavailable(e.what, line) from None
         except BadSignature as e:
             raise LoadError("compile_error", f"@cuda.jit signature (line {line}): {e}.", line) from None
         except LoadError:
             raise
         except Exception as e:  # noqa: BLE001 - numba's word on the learner's decorator
-            raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {line}).",
-                            line) from None
+            raise LoadError.raised(e, line) from None
 
     # -- the evaluator of constants ----------------------------------------------------------------
     def evaluate(self, node: ast.AST):
@@ -446,14 +442,12 @@ class _Builder:
                 # that Numba's compiler cut as dead and never checked
                 raise _Refuse(node, "module-state", f"`{dotted}` has a value only inside a kernel; use it there.")
         except AttributeError:
-            raise LoadError("unsupported", f"`{dotted}` is not available in a kernel file (line "
-                            f"{getattr(node, 'lineno', '?')}). {AVAILABLE}", getattr(node, "lineno", None)) from None
+            raise LoadError.unavailable(dotted, node.lineno) from None
         except (LoadError, _Refuse):
             raise
         except Exception as e:  # the stand-in's Unsupported
             what = getattr(e, "what", dotted)
-            raise LoadError("unsupported", f"`{what}` is not available in a kernel file (line "
-                            f"{getattr(node, 'lineno', '?')}). {AVAILABLE}", getattr(node, "lineno", None)) from None
+            raise LoadError.unavailable(what, node.lineno) from None
         return self.named(value, dotted)
 
     def named(self, value, dotted: str):
@@ -538,8 +532,7 @@ class _Builder:
         try:
             return ops[op](left, right)
         except (ArithmeticError, TypeError, ValueError) as e:
-            raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {node.lineno}).",
-                            node.lineno) from None
+            raise LoadError.raised(e, node.lineno) from None
 
     def eval_BoolOp(self, node: ast.BoolOp):
         values = [_plain_value(node, self.evaluate(v)) for v in node.values]
@@ -557,8 +550,7 @@ class _Builder:
                 if not ops[type(op)](left, right):
                     return False
             except TypeError as e:
-                raise LoadError("runtime_error", f"TypeError while loading the file: {e} (line {node.lineno}).",
-                                node.lineno) from None
+                raise LoadError.raised(e, node.lineno) from None
             left = right
         return True
 
@@ -589,8 +581,7 @@ class _Builder:
             try:
                 return func(*args)
             except (ArithmeticError, TypeError, ValueError) as e:
-                raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line "
-                                f"{node.lineno}).", node.lineno) from None
+                raise LoadError.raised(e, node.lineno) from None
         raise _Refuse(node, "module-state", f"`{self.text(node)}` would run a function when the file loads; at the top "
                                             "of a kernel file only casts (`float32(0.5)`), `int`, `float`, `min`, "
                                             "`max`, `abs`, `round` and math's functions of numbers may be called.")
@@ -606,8 +597,7 @@ class _Builder:
                 raise TypeError(f"{dtype_name} is not a number type")
             return dtype.type(value)
         except (TypeError, ValueError, OverflowError) as e:
-            raise LoadError("runtime_error", f"{type(e).__name__} while loading the file: {e} (line {node.lineno}).",
-                            node.lineno) from None
+            raise LoadError.raised(e, node.lineno) from None
 
     def jit_call(self, node: ast.Call, jit):
         """`cuda.jit(...)`: options from JIT_OPTIONS with constant values, and at most one positional
