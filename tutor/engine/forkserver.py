@@ -36,7 +36,8 @@ import threading
 import time
 
 from . import wire
-from .sandbox import ROOT, Child, ChildDied, _quiet_stdio, clean_env, confine, isolate_network, stderr_tail
+from .sandbox import (ROOT, Child, ChildDied, _quiet_stdio, answer_requests, clean_env, confine_and_ready,
+                      isolate_network, stderr_tail)
 
 ENV = "GPU_TUTOR_FORKSERVER"
 CHECK_FOLDER_MB = 64   # all a fresh child may write into its folder (one file is capped alike)
@@ -183,8 +184,7 @@ class ForkServer:
         return code if isinstance(code, int) else None
 
     def _send(self, message: dict, fds: list[int]) -> None:
-        data = json.dumps(message).encode()
-        socket.send_fds(self._control, [wire.LENGTH.pack(len(data)) + data], fds)
+        _send(self._control, message, fds)
 
     def _receive(self, deadline: float):
         """One message from the server: (JSON, descriptors passed with it)."""
@@ -193,17 +193,10 @@ class ForkServer:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([self._control], [], [], left)[0]:
             raise wire.WireTimeout("the fork server did not answer in time")
-        data, fds, _, _ = socket.recv_fds(self._control, 1 << 16, 4)
-        if not data:
+        message, fds = _receive(self._control)
+        if message is None:
             raise wire.WireClosed("the fork server's channel closed")
-        (size,) = wire.LENGTH.unpack(data[:wire.LENGTH.size])
-        body = data[wire.LENGTH.size:]
-        while len(body) < size:
-            more = self._control.recv(size - len(body))
-            if not more:
-                raise wire.WireClosed("the fork server's channel closed")
-            body += more
-        return json.loads(body), fds
+        return message, fds
 
     def __enter__(self):
         return self
@@ -378,15 +371,7 @@ def _child(control, conf: dict, folder: str, fds: list[int], handle, fresh, note
         os.environ.update(HOME=folder, TMPDIR=folder, NUMBA_CACHE_DIR=os.path.join(folder, "numba-cache"))
         tempfile.tempdir = None
         limits = dict(conf, folder=folder, file_size_mb=CHECK_FOLDER_MB)
-        from .sandbox import answer_requests
-
-        notes = list(notes) + confine(limits)
-        if fresh is not None:
-            try:
-                fresh()
-            except Exception:  # noqa: BLE001 - reported properly by the first real request
-                pass
-        answer_requests(requests, answers, handle, notes)
+        answer_requests(requests, answers, handle, list(notes) + confine_and_ready(limits, fresh))
         code = 0
     finally:
         os._exit(code)
@@ -429,11 +414,13 @@ def _status_of(pid: int, statuses: dict) -> int | None:
 
 
 def _send(control: socket.socket, message: dict, fds: list[int] = ()) -> None:
+    """One message on the control channel, either way: a length, JSON, and descriptors beside it."""
     data = json.dumps(message).encode()
     socket.send_fds(control, [wire.LENGTH.pack(len(data)) + data], list(fds))
 
 
 def _receive(control: socket.socket):
+    """One message from the control channel: (JSON, descriptors), or (None, []) once it closed."""
     data, fds, _, _ = socket.recv_fds(control, 1 << 16, 4)
     if not data:
         return None, []

@@ -330,14 +330,20 @@ def serve(handle, warm=None, fresh=None) -> int:
             warm()
         except Exception:
             pass  # reported properly by the first real request
-    notes += confine(conf)
+    answer_requests(requests, answers, handle, notes + confine_and_ready(conf, fresh))
+    return 0
+
+
+def confine_and_ready(conf: dict, fresh=None) -> list[str]:
+    """Confine this process, then make what it needs of its own (`fresh`: a GPU's context), before
+    any request is read. Returns the notes of what the OS would not give."""
+    notes = confine(conf)
     if fresh is not None:
         try:
             fresh()
-        except Exception:
-            pass  # reported properly by the first real request
-    answer_requests(requests, answers, handle, notes)
-    return 0
+        except Exception:  # noqa: BLE001 - reported properly by the first real request
+            pass
+    return notes
 
 
 def answer_requests(requests: int, answers: int, handle, notes: list[str]) -> None:
