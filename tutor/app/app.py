@@ -138,6 +138,7 @@ class TutorApp(App):
         self.compiler: Runner | None = None  # a second warm child: the compiler runs beside the simulator
         self._compiled: dict = {}  # generation -> (failure, note), until its run's verdict is final
         self.autosaver = Autosaver(self.store.save_code)
+        self._unsaved_said: str | None = None  # why the last save failed, as told to the learner
         start = puzzle or self.store.last_puzzle
         if start not in self.catalog.puzzles:
             start = self.catalog.ids()[0]
@@ -647,7 +648,7 @@ class TutorApp(App):
             self._unsaved_said = None
             return
         why = terminal_safe(getattr(self.autosaver.last_error, "strerror", None) or str(self.autosaver.last_error))
-        if why != getattr(self, "_unsaved_said", None):
+        if why != self._unsaved_said:
             self._unsaved_said = why
             self.notify(f"Your code could not be saved: {why}", severity="error", timeout=15, markup=False)
 

@@ -129,8 +129,7 @@ class _Judge:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise ChildTimeout()
-        limits = wire.Limits(header=ANSWER_HEADER_MB << 20, arrays=len(outputs),
-                             array_bytes=sum(outputs) + 128 * len(outputs))  # .npy's header, per array
+        limits = wire.Limits.of(ANSWER_HEADER_MB, outputs)
         try:
             return self.child.ask(request, arrays, timeout=left, start_grace=max(left, 60.0), limits=limits)
         finally:

@@ -390,15 +390,13 @@ def answer_limits(configs: list, backend: str, timing_runs: int, timed: list[int
     outputs = [fresh_output(config).nbytes for config, _ in configs]
     if backend == "gpu":
         outputs += [timing_runs * outputs[n] for n in (range(len(configs)) if timed is None else timed)]
-    npy_header = 128  # .npy's own header, per array
-    return Limits(header=ANSWER_HEADER_MB << 20, arrays=len(outputs),
-                  array_bytes=sum(outputs) + npy_header * len(outputs))
+    return Limits.of(ANSWER_HEADER_MB, outputs)
 
 
 def small_answer():
     from .wire import Limits
 
-    return Limits(header=SMALL_ANSWER_MB << 20, arrays=0, array_bytes=0)
+    return Limits.of(SMALL_ANSWER_MB)
 
 
 def _verdict(request, backend, failure) -> Verdict:

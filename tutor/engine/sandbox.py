@@ -45,7 +45,7 @@ FILE_SIZE_MB = 256
 QUIET_THREADS = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-HELLO = wire.Limits(header=1 << 20, arrays=0, array_bytes=0)  # a child's first word: ready, and its notes
+HELLO = wire.Limits.of(1)  # a child's first word: ready, and its notes (1 MB, no arrays)
 
 
 class ChildDied(Exception):

@@ -28,6 +28,7 @@ MAX_HEADER = 256 << 20
 MAX_ARRAY = 4 << 30
 MAX_ARRAYS = 4096
 MAX_DEPTH = 64
+NPY_HEADER = 128  # .npy's own header, per array: what a buffer takes beyond its data
 _PLAIN = (str, int, float, bool, type(None))
 
 
@@ -55,6 +56,12 @@ class Limits:
     header: int = MAX_HEADER
     arrays: int = MAX_ARRAYS
     array_bytes: int = MAX_ARRAY * MAX_ARRAYS
+
+    @classmethod
+    def of(cls, header_mb: int, array_sizes=()) -> Limits:
+        """A header of `header_mb` and the arrays of these sizes in bytes (each with its .npy header)."""
+        sizes = list(array_sizes)
+        return cls(header=header_mb << 20, arrays=len(sizes), array_bytes=sum(sizes) + NPY_HEADER * len(sizes))
 
 
 # -- the classes a message may hold ----------------------------------------------------------------
