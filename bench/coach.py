@@ -225,7 +225,7 @@ def _library_times(tasks) -> dict:
         import torch
 
         from bench.kernels import _library
-        from tutor.engine.gpu_timing import Timer
+        from tutor.engine.process.gpu_timing import Timer
         from tutor.coach.tasks import load_task
         from tutor.engine.gpu import import_cuda
     except ImportError:

@@ -2,7 +2,7 @@
 
     python bench/kernels.py [--tasks reduce_sum,softmax] [--runs 30] [--json out.json]
 
-For each task, on its largest GPU shape: median device time from CUDA events (tutor/engine/gpu_timing.py: warm-up
+For each task, on its largest GPU shape: median device time from CUDA events (tutor/engine/process/gpu_timing.py: warm-up
 excluded, L2 flushed before every run, Python's enqueue hidden behind a hold and reported beside)
 of the naive and the expert `launch`, and of the library call (torch:
 sum, softmax, layer_norm, matmul with TF32 off); achieved GB/s (bytes the maths must move: inputs
@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tutor.coach.tasks import load_task  # noqa: E402
-from tutor.engine.gpu_timing import Timer  # noqa: E402
+from tutor.engine.process.gpu_timing import Timer  # noqa: E402
 from tutor.engine.gpu import import_cuda  # noqa: E402
-from tutor.engine.loader import load_module_for_numba  # noqa: E402
+from tutor.engine.loading.loader import load_module_for_numba  # noqa: E402
 
 TASKS = ("reduce_sum", "softmax", "layernorm", "matmul", "attention", "attention_causal", "attention_document",
          "attention_alibi")

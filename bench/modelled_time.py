@@ -13,9 +13,9 @@ optimiser scores: the task's `sim_scored`, or its largest simulator shape where 
 inputs are the ones the verifier scores on (a seed of the task's name), so the GPU runs the same
 shape and inputs. A digest of the inputs goes with each row to show that.
 
-modelled  tutor.engine.modelled_time on the simulator's trace of one launch(): a model, not a
+modelled  tutor.engine.analysis.modelled_time on the simulator's trace of one launch(): a model, not a
           measurement. Its figures are chosen in advance and never fitted to these measurements.
-measured  tutor.engine.gpu_timing's Timer (L2 flushed and the GPU held before every run, device
+measured  tutor.engine.process.gpu_timing's Timer (L2 flushed and the GPU held before every run, device
           time by CUDA events), median of --runs, launch() of the same module with the real Numba.
 
 The figure is Spearman's rank correlation between the two columns, over every row and task by
@@ -101,10 +101,10 @@ def modelled(case: Case) -> dict:
     """The simulator's trace of one launch() and its modelled time, with whether it was right."""
     import numpy as np
 
-    from tutor.engine.devicearray import DeviceArray
-    from tutor.engine.modelled_time import modelled_time
-    from tutor.engine.sim import records
-    from tutor.engine.sim_loader import load_module_for_sim
+    from tutor.engine.sim.devicearray import DeviceArray
+    from tutor.engine.analysis.modelled_time import modelled_time
+    from tutor.engine.sim.launch import records
+    from tutor.engine.loading.sim_loader import load_module_for_sim
 
     task, shape, inputs, digest = scored_inputs(case)
     out = np.full(tuple(task.module("inputs").output_shape(shape)), np.nan, dtype=np.float32)
@@ -124,8 +124,8 @@ def measured(case: Case, runs: int) -> dict:
     import numpy as np
 
     from tutor.engine.gpu import import_cuda
-    from tutor.engine.gpu_timing import Timer
-    from tutor.engine.loader import load_module_for_numba
+    from tutor.engine.process.gpu_timing import Timer
+    from tutor.engine.loading.loader import load_module_for_numba
 
     cuda = import_cuda()
     task, shape, inputs, digest = scored_inputs(case)
@@ -221,7 +221,7 @@ def _print(rows: list, notes: list) -> None:
         print("| " + " | ".join(cells) + " |" + (f" ({'; '.join(flags)})" if flags else ""))
     both = [r for r in rows if r.get("modelled_us") is not None and r.get("measured_us") is not None]
     print()
-    print("modelled: tutor.engine.modelled_time, a model of the NVIDIA H200 from the simulator's trace. Its figures "
+    print("modelled: tutor.engine.analysis.modelled_time, a model of the NVIDIA H200 from the simulator's trace. Its figures "
           "were chosen in advance, not fitted to these measurements; it leaves out arithmetic, instruction issue, "
           "registers, local memory and cache capacity.")
     if both:

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tutor.engine.check import plan, run_sim  # noqa: E402
-from tutor.engine.counters import count  # noqa: E402
+from tutor.engine.analysis.counters import count  # noqa: E402
 from tutor.puzzles import load_catalog  # noqa: E402
 
 SEED = 7
@@ -88,9 +88,9 @@ def ours_tasks(tasks) -> list[dict]:
     import numpy as np
 
     from tutor.coach.tasks import load_task
-    from tutor.engine.devicearray import DeviceArray
-    from tutor.engine.sim import records
-    from tutor.engine.sim_loader import load_module_for_sim
+    from tutor.engine.sim.devicearray import DeviceArray
+    from tutor.engine.sim.launch import records
+    from tutor.engine.loading.sim_loader import load_module_for_sim
 
     rows = []
     for name in tasks:
@@ -116,7 +116,7 @@ sys.path.insert(0, {root!r})
 import numpy as np
 from tutor.coach.tasks import load_task
 from tutor.engine.gpu import import_cuda
-from tutor.engine.loader import load_module_for_numba
+from tutor.engine.loading.loader import load_module_for_numba
 cuda = import_cuda()
 for name in {tasks!r}:
     task = load_task(name)
@@ -137,7 +137,7 @@ sys.path.insert(0, {root!r})
 import numpy as np
 from tutor.engine.check import fresh_output, plan
 from tutor.engine.gpu import import_cuda
-from tutor.engine.loader import load_for_numba
+from tutor.engine.loading.loader import load_for_numba
 from tutor.puzzles import load_catalog
 cuda = import_cuda()
 catalog = load_catalog()

@@ -5,7 +5,7 @@
 
 For each N the parent starts N learner processes (this file with `--learner K`), each with its own
 data folder (GPU_TUTOR_DATA) and one shared GPU queue folder (GPU_TUTOR_GPU_QUEUE, the machine-wide
-queue of tutor/engine/gpulock.py; `--turns K` passes GPU_TUTOR_GPU_TURNS through). Each learner keeps
+queue of tutor/engine/process/gpulock.py; `--turns K` passes GPU_TUTOR_GPU_TURNS through). Each learner keeps
 one warm `Runner(backend)` (on a GPU: its GPU child and the simulator's child beside it), warms it
 with one check, says it is ready, and when every learner is ready they all start together: every
 `--period` seconds (jittered, 0.5-1.5x) a fresh edit of a classic puzzle's reference, for
@@ -182,7 +182,7 @@ def learner(args) -> int:
     runner = Runner(args.backend, timeout=args.timeout)
     queue = None
     if args.queue and runner.gpu_queue is None:  # a machine without a GPU tries the queue's path
-        from tutor.engine.gpulock import shared_queue
+        from tutor.engine.process.gpulock import shared_queue
 
         runner.gpu_queue = shared_queue()
     if runner.gpu_queue is not None:
@@ -564,7 +564,7 @@ def goal_line(s: dict) -> str:
 
 
 def _turns_note(turns: int | None) -> str:
-    from tutor.engine import gpulock
+    from tutor.engine.process import gpulock
 
     name = getattr(gpulock, "TURNS_ENV", None)
     if turns:

@@ -155,10 +155,10 @@ def fresh_args(named):
 
 # -- workers ------------------------------------------------------------------------------------------
 def worker_ours(cases):
-    from tutor.engine import detect
-    from tutor.engine.counters import count
-    from tutor.engine.sim_loader import load_for_sim
-    from tutor.engine.sim import Launch
+    from tutor.engine.analysis import detect
+    from tutor.engine.analysis.counters import count
+    from tutor.engine.loading.sim_loader import load_for_sim
+    from tutor.engine.sim.launch import Launch
 
     runners = []
     for case in cases:
@@ -282,7 +282,7 @@ def check_table(args):
     puzzles = [catalog.get(p) for t in classic for p in t.puzzles]
     if args.only:
         puzzles = [p for p in puzzles if p.id in args.only.split(",")]
-    from tutor.engine.compile import nvvm_missing
+    from tutor.engine.loading.compile import nvvm_missing
 
     missing = nvvm_missing()  # in this process only to say whether compile=True really compiles
     rows = []

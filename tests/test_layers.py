@@ -29,7 +29,7 @@ def _modules_after(code: str) -> set[str]:
 
 def test_the_ai_and_coach_layers_do_not_import_litellm_until_a_model_is_called():
     mods = _modules_after("import tutor.ai.config, tutor.ai.llm, tutor.ai.hints, tutor.ai.leakguard, "
-                          "tutor.coach.verify, tutor.engine.static_rules")
+                          "tutor.coach.verify, tutor.engine.loading.static_rules")
     assert "litellm" not in mods
 
 

@@ -16,8 +16,8 @@ import sys
 import time
 
 from .engine.runner import Runner
-from .puzzles import ContentError, Puzzle, load_catalog
-from .sourcelines import code_lines, norm
+from tutor.puzzles import ContentError, Puzzle, load_catalog
+from tutor.sourcelines import code_lines, norm
 
 N_RANDOM = 6
 

@@ -289,7 +289,7 @@ def _requirements(raw, where: str) -> dict:
 
 
 # [perf] targets: each counter's name and which way it must go ("min": at least, "max": at most).
-# tutor/engine/perf_targets.py measures them; the names are here so loading stays free of numpy.
+# tutor/engine/analysis/perf_targets.py measures them; the names are here so loading stays free of numpy.
 PERF_TARGETS = {
     "global_load_efficiency": "min",   # ideal sectors over sectors served, global loads (1.0: coalesced)
     "global_store_efficiency": "min",  # the same for global stores

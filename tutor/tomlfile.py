@@ -12,7 +12,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-from .store import MB, read_regular
+from tutor.store import MB, read_regular
 
 TOML_LIMIT = 1 * MB  # a settings or workshop file is a few KB
 

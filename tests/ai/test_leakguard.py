@@ -9,7 +9,7 @@ import pytest
 
 from tutor.ai.hints import SimChecker
 from tutor.ai.leakguard import LeakGuard, extract_code, normalise, splices
-from tutor.engine.static_rules import check_puzzle_module
+from tutor.engine.loading.static_rules import check_puzzle_module
 
 STARTER_EDIT = """from numba import cuda
 

@@ -12,8 +12,8 @@ from test_app import run_app, run_kernel
 from tutor.app.widgets.counters_view import CountersView
 from tutor.app.widgets.editor import MARKS, CodeEditor, marks_of
 from tutor.app.widgets.thread_pane import ThreadPane
-from tutor.engine.counters import MARK_KINDS
-from tutor.engine.roofline import NO_FLOPS
+from tutor.engine.analysis.counters import MARK_KINDS
+from tutor.engine.analysis.roofline import NO_FLOPS
 
 # Reads along a row of `a`, writes down a column of `out`: line 9 is uncoalesced on the ragged
 # 6 x 9 config (config 2), whose rows do not fill whole sectors.

@@ -142,7 +142,7 @@ def test_a_gpu_workshop_on_a_machine_without_a_gpu_starts_on_the_simulator(tmp_p
 
 HOLDER = """
 import sys
-from tutor.engine.gpulock import GpuQueue
+from tutor.engine.process.gpulock import GpuQueue
 with GpuQueue(sys.argv[1]).turn():
     print("HELD", flush=True)
     sys.stdin.readline()
@@ -174,7 +174,7 @@ def test_a_gpu_run_shows_how_many_are_ahead_while_another_learner_holds_the_gpu(
 
     # Numba's simulator stands in for the GPU, through the same queue: a machine without a GPU now
     # says so before queueing (tests/engine/test_gpu_turn.py), so it would never show the wait.
-    from tutor.engine.gpulock import GpuQueue
+    from tutor.engine.process.gpulock import GpuQueue
     from tutor.engine.runner import Runner
 
     device = Runner("numba-sim", gpu_queue=GpuQueue(queue), with_simulator=False)

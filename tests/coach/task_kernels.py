@@ -22,7 +22,7 @@ def compile_for_sm90(task: str, signatures: dict) -> list[dict]:
     compute capability 9.0; one record per kernel with its count of local-memory loads and stores."""
     from numba import cuda
 
-    from tutor.engine.compile import no_device_needed
+    from tutor.engine.loading.compile import no_device_needed
 
     records = []
     with no_device_needed((9, 0)):

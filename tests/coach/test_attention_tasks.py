@@ -14,7 +14,7 @@ import tomllib
 
 import pytest
 
-from tutor.engine.static_rules import check_task_module
+from tutor.engine.loading.static_rules import check_task_module
 from tutor.coach.verify import verify
 from task_kernels import KERNELS, compile_for_sm90, load
 

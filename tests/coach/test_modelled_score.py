@@ -10,7 +10,7 @@ import pytest
 
 import modelled_kernels as mk
 from tutor.coach.optimise import SCORE_LABEL, Budget, TaskTarget, optimise
-from tutor.engine.modelled_time import TIMINGS, floor_seconds, least_seconds, modelled_time, unroll_factors
+from tutor.engine.analysis.modelled_time import TIMINGS, floor_seconds, least_seconds, modelled_time, unroll_factors
 
 
 @pytest.fixture(scope="module")
@@ -102,9 +102,9 @@ def test_a_modelled_time_below_a_launch_and_the_floors_bytes_is_implausible():
 
 # -- the model's parts, as the score reads them ----------------------------------------------------
 def _traced(source: str, *arrays):
-    from tutor.engine.devicearray import DeviceArray
-    from tutor.engine.sim import records
-    from tutor.engine.sim_loader import load_module_for_sim
+    from tutor.engine.sim.devicearray import DeviceArray
+    from tutor.engine.sim.launch import records
+    from tutor.engine.loading.sim_loader import load_module_for_sim
 
     module = load_module_for_sim(source, "k.py")
     with records(module.cuda, trace_local=False) as done:

@@ -320,13 +320,13 @@ def test_over_http_an_escaping_candidate_is_never_accepted_nor_run(tmp_path):
 def test_past_the_screen_erasing_the_records_is_impossible():
     """Defence in depth: the simulator's launch records are not attributes a candidate can reach, and
     the real compiler refuses a kernel that names them."""
-    from tutor.engine.sim_loader import load_module_for_sim
+    from tutor.engine.loading.sim_loader import load_module_for_sim
 
     module = load_module_for_sim(ERASER, "candidate.py")
     with pytest.raises(Exception) as caught:
         module.namespace["erase"].py_func(np.zeros(1, np.float32))
     assert "cuda.traces" in str(caught.value)
-    from tutor.engine.compile import compile_launches
+    from tutor.engine.loading.compile import compile_launches
 
     failures = compile_launches(ERASER, "candidate.py", [("erase", (("array", "float32", 1),))])
     assert failures and failures[0]["kind"] == "compile_error" and "`erase`" in failures[0]["message"]

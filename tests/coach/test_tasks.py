@@ -213,7 +213,7 @@ def _run_task_on_gpu(task: str) -> list[dict]:
     import numpy as np
     from numba import cuda
 
-    from tutor.engine.gpu_timing import Timer
+    from tutor.engine.process.gpu_timing import Timer
 
     folder = KERNELS / task
     meta = tomllib.loads((folder / "task.toml").read_text())

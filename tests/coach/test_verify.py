@@ -147,7 +147,7 @@ def test_a_kernel_that_forges_the_verdict_is_rejected_before_it_runs(task, tmp_p
 def test_past_the_screen_the_real_compiler_still_stops_the_forger_before_any_of_it_runs(task, tmp_path):
     """Defence in depth: the verifier's child itself, sent the forger directly (as if the screen had
     let it through), compiles every planned launch first and runs nothing Numba refuses."""
-    from tutor.engine.sandbox import Child
+    from tutor.engine.process.sandbox import Child
 
     marker = tmp_path / "ran"
     with Child("tutor.coach.verify_child", ["sim"], memory_mb=4096) as child:
@@ -341,7 +341,7 @@ def test_expert_kernels_pass_the_verifier_on_the_simulator(name):
 
 @pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])
 def test_every_baseline_passes_the_static_screen(name):
-    from tutor.engine.static_rules import check_task_module
+    from tutor.engine.loading.static_rules import check_task_module
     from tutor.coach.tasks import load_task
 
     for kind in ("naive", "expert"):
@@ -392,7 +392,7 @@ def test_a_reduction_with_dynamic_shared_memory_passes_the_verifier_on_the_simul
 
 
 def test_the_real_compiler_accepts_a_dynamic_shared_array():
-    from tutor.engine.compile import compile_launches, nvvm_missing
+    from tutor.engine.loading.compile import compile_launches, nvvm_missing
 
     if nvvm_missing():
         pytest.skip(nvvm_missing())

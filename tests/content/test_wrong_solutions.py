@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from tutor.engine.check import check_sim
-from tutor.engine.compile import nvvm_missing
+from tutor.engine.loading.compile import nvvm_missing
 from tutor.puzzles import load_catalog
 
 CLASSIC = ["map", "zip", "guard", "map2d", "broadcast", "blocks", "blocks2d", "shared", "pooling",

@@ -4,7 +4,7 @@ door the sandbox is meant to hold shut."""
 
 import sys
 
-from tutor.engine.sandbox import serve
+from tutor.engine.process.sandbox import serve
 
 
 def handle(request, arrays):

@@ -8,9 +8,9 @@ import textwrap
 
 import numpy as np
 
-from tutor.engine import detect
-from tutor.engine.sim_loader import load_module_for_sim
-from tutor.engine.sim import records
+from tutor.engine.analysis import detect
+from tutor.engine.loading.sim_loader import load_module_for_sim
+from tutor.engine.sim.launch import records
 
 CANDIDATE = textwrap.dedent("""\
     from numba import cuda, float32

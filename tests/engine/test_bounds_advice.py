@@ -10,7 +10,7 @@ import textwrap
 
 import numpy as np
 
-from tutor.engine import wire
+from tutor.engine.process import wire
 from tutor.engine.check import check_sim, simulate
 
 

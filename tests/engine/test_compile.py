@@ -3,7 +3,7 @@
 import pytest
 
 from tutor.engine.check import check_sim
-from tutor.engine.compile import nvvm_missing, trim_numba_error
+from tutor.engine.loading.compile import nvvm_missing, trim_numba_error
 
 pytestmark = pytest.mark.skipif(nvvm_missing() is not None, reason="NVVM is part of the default install; "
                                 "this only skips on a machine installed without numba-cuda[cu13]")
@@ -43,7 +43,7 @@ def test_trim_keeps_the_learner_line_and_drops_numba_noise():
 
 
 # -- compile errors carry the kernel's line and Numba's first useful sentence, whole -----------------
-from tutor.engine.compile import compile_launches  # noqa: E402
+from tutor.engine.loading.compile import compile_launches  # noqa: E402
 
 FLOAT_ARRAYS = (("array", "float32", 1), ("array", "float32", 1))
 LIMIT = 400  # what the optimiser keeps of a message: the engine's must fit whole

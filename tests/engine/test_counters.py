@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 
 from tutor.engine.check import simulate
-from tutor.engine.counters import count
+from tutor.engine.analysis.counters import count
 
 
 def counters(source, blocks, threads, named, with_source: bool = False):
@@ -160,7 +160,7 @@ def test_an_if_else_storing_to_one_target_is_one_store_instruction_as_numba_comp
 
 
 def test_occupancy_follows_the_launch_shape_and_shared_memory_and_says_registers_are_unknown():
-    from tutor.engine.device_model import DEVICES, memory_bound, occupancy
+    from tutor.engine.analysis.device_model import DEVICES, memory_bound, occupancy
 
     h200 = DEVICES["h200"]
     trace, _ = simulate(textwrap.dedent(COLUMN_READ).lstrip("\n"), (1,), (32, 32),
@@ -174,7 +174,7 @@ def test_occupancy_follows_the_launch_shape_and_shared_memory_and_says_registers
 
 def test_every_simulator_verdict_carries_its_counters_and_the_costly_lines_in_words(catalog):
     from tutor.engine.check import check_sim
-    from tutor.engine.counters import advice, verdict_advice
+    from tutor.engine.analysis.counters import advice, verdict_advice
 
     puzzle = catalog.get("transpose")
     result = check_sim(puzzle, puzzle.reference, seed=1, compile=False)
@@ -193,7 +193,7 @@ def test_every_simulator_verdict_carries_its_counters_and_the_costly_lines_in_wo
 
 
 def test_a_lines_costliest_request_lane_by_lane_shows_the_sectors_and_the_banks():
-    from tutor.engine.counters import line_detail
+    from tutor.engine.analysis.counters import line_detail
 
     source = textwrap.dedent(NAIVE_TRANSPOSE).lstrip("\n")
     trace, _ = simulate(source, (2, 8), (32, 8), [("out", np.zeros((64, 64), np.float32)),

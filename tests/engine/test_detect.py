@@ -460,7 +460,8 @@ def test_a_read_before_a_syncwarp_of_a_cell_written_after_it_is_unwritten_memory
 def test_which_unwritten_reads_were_used_survives_the_wire():
     import os
 
-    from tutor.engine import detect, wire
+    from tutor.engine.analysis import detect
+    from tutor.engine.process import wire
 
     out, a = f32(4, fill=0), f32(4)
     trace, failures = run("""
@@ -491,7 +492,7 @@ def test_a_childs_list_of_used_reads_that_is_not_indices_with_lines_is_refused()
     import struct
     import tempfile
 
-    from tutor.engine import wire
+    from tutor.engine.process import wire
 
     bad = {"~c": "Trace", "f": {"grid": {"~t": [1, 1, 1]}, "block": {"~t": [1, 1, 1]}, "events": [],
                                 "uninit_used": {"~d": [[0, "line 7"]]}}}
@@ -504,7 +505,7 @@ def test_a_childs_list_of_used_reads_that_is_not_indices_with_lines_is_refused()
 
 
 def test_a_trace_that_did_not_follow_uses_counts_every_unwritten_read():
-    from tutor.engine import detect
+    from tutor.engine.analysis import detect
     from tutor.engine.trace import UNINIT_READ, ArrayInfo, Trace
 
     trace = Trace(grid=(1, 1, 1), block=(2, 1, 1), grid_nd=1, block_nd=1,
@@ -705,7 +706,7 @@ def test_grid3_gridsize_const_arrays_and_barrier_votes():
 
 
 def test_kernel_launch_syntax_works_inside_the_simulator():
-    from tutor.engine.sim_loader import load_for_sim
+    from tutor.engine.loading.sim_loader import load_for_sim
 
     module = load_for_sim("from numba import cuda\n@cuda.jit\ndef kernel(out):\n    out[cuda.grid(1)] = 7\n",
                           "k.py")
@@ -924,9 +925,9 @@ def test_threads_writing_different_values_to_one_cell_keep_the_barrier_advice():
 
 def launch_with_dynamic_shared(src, config, *args, budget=None):
     """Launch as host code does, kernel[grid, block, stream, nbytes](...): (trace, failures)."""
-    from tutor.engine import detect
-    from tutor.engine.sim_loader import load_for_sim
-    from tutor.engine.sim import records
+    from tutor.engine.analysis import detect
+    from tutor.engine.loading.sim_loader import load_for_sim
+    from tutor.engine.sim.launch import records
     from tutor.engine.verdict import failure_from_dict
 
     source = "from numba import cuda\nimport numba\n" + textwrap.dedent(src).lstrip("\n")
@@ -1023,7 +1024,7 @@ def test_dynamic_shared_arrays_of_two_dtypes_are_named_as_unsupported():
                                            ((1, 8, 0, 32, 1), "kernel[blocks, threads"),
                                            ((1, 8, 0, 1.5), "dynamic shared memory")])
 def test_a_bad_launch_configuration_is_a_plain_error(config, words):
-    from tutor.engine.sim_loader import load_for_sim
+    from tutor.engine.loading.sim_loader import load_for_sim
 
     module = load_for_sim("from numba import cuda\n@cuda.jit\ndef kernel(out):\n    pass\n", "k.py")
     with pytest.raises((TypeError, ValueError), match=words.replace("[", r"\[")):

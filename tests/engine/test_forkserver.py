@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from tutor.engine import wire
-from tutor.engine.forkserver import ForkServer
+from tutor.engine.process import wire
+from tutor.engine.process.forkserver import ForkServer
 from tutor.engine.runner import SERVED_ENV, Runner, answer_limits
-from tutor.engine.sandbox import Child, ChildDied
+from tutor.engine.process.sandbox import Child, ChildDied
 
 PATCH = ("import tutor.engine.check as check\n"
          "check.judge = lambda *a, **k: 'patched'\n"

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tutor.engine.gpulock import GpuQueue
+from tutor.engine.process.gpulock import GpuQueue
 from tutor.engine.runner import Runner, RunnerError
 
 HOLD_S = 2.0
@@ -63,7 +63,7 @@ def test_the_file_is_loaded_before_the_turn_and_the_turn_is_only_the_run(queue, 
 
 
 def test_a_machine_without_a_gpu_says_so_before_queueing(queue, catalog):
-    from tutor.engine.compile import nvvm_missing
+    from tutor.engine.loading.compile import nvvm_missing
 
     import numba.cuda
 

@@ -12,8 +12,8 @@ from queue import Empty, Queue
 
 import pytest
 
-from tutor.engine import gpulock
-from tutor.engine.gpulock import GpuQueue, QueueCancelled, shared_queue, turns_from_env, waiting_text
+from tutor.engine.process import gpulock
+from tutor.engine.process.gpulock import GpuQueue, QueueCancelled, shared_queue, turns_from_env, waiting_text
 from tutor.engine.runner import Runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # It counts the turns given after the folder, or one.
 HOLDER = """
 import sys
-from tutor.engine.gpulock import GpuQueue
+from tutor.engine.process.gpulock import GpuQueue
 turns = {"turns": int(sys.argv[2])} if len(sys.argv) > 2 else {}
 with GpuQueue(sys.argv[1], poll_s=0.02, **turns).turn(on_wait=lambda n: print("WAITING", n, flush=True)):
     print("HELD", flush=True)

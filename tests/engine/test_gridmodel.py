@@ -11,9 +11,9 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from tutor.engine import detect
+from tutor.engine.analysis import detect
 from tutor.engine.check import ConfigRun, check_sim, racing_of, simulate
-from tutor.engine.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, build,
+from tutor.engine.views.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, build,
                                     fmt_value)
 from tutor.engine.trace import OOB_READ
 from sample_kernels import DOT_NO_BARRIER

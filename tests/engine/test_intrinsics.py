@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from tutor.engine.check import simulate
-from tutor.engine.compile import compile_launches, nvvm_missing
-from tutor.engine.loader import load_module_for_numba
+from tutor.engine.loading.compile import compile_launches, nvvm_missing
+from tutor.engine.loading.loader import load_module_for_numba
 
 needs_compiler = pytest.mark.skipif(nvvm_missing() is not None, reason="the real compiler types the intrinsics")
 
@@ -164,7 +164,7 @@ def test_the_width_follows_the_type_numba_gives_each_expression():
 
 
 def test_with_no_compiler_to_ask_an_int_is_an_int64_and_fma_follows_its_arguments(monkeypatch):
-    monkeypatch.setattr("tutor.engine.compile.intrinsic_types", lambda *args: {})
+    monkeypatch.setattr("tutor.engine.loading.compile.intrinsic_types", lambda *args: {})
     source = textwrap.dedent("""\
         from numba import cuda
 

@@ -84,7 +84,7 @@ def kernel(out, a):
 
 def test_a_misspelt_name_is_one_compile_error_not_also_a_runtime_error():
     from tutor.engine.check import check_sim
-    from tutor.engine.compile import nvvm_missing
+    from tutor.engine.loading.compile import nvvm_missing
     from tutor.puzzles import load_catalog
 
     if nvvm_missing():
@@ -112,7 +112,7 @@ def test_merging_with_a_device_that_did_not_run_fails():
 
 def test_a_file_that_never_ran_says_so_not_zero_of_zero():
     from tutor.engine.check import check_sim
-    from tutor.engine.textview import verdict_text
+    from tutor.engine.views.textview import verdict_text
     from tutor.puzzles import load_catalog
 
     verdict = check_sim(load_catalog().get("map"), "def kernel(out, a)\n    pass\n", seed=1).verdict

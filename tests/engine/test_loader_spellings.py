@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from tutor.engine.check import check_sim, simulate
-from tutor.engine.compile import compile_check, nvvm_missing
-from tutor.engine.loader import LoadError
-from tutor.engine.sim_loader import load_for_sim, load_module_for_sim
+from tutor.engine.loading.compile import compile_check, nvvm_missing
+from tutor.engine.loading.loader import LoadError
+from tutor.engine.loading.sim_loader import load_for_sim, load_module_for_sim
 
 needs_nvvm = pytest.mark.skipif(nvvm_missing() is not None, reason="NVVM is part of the default install; "
                                 "this only skips on a machine installed without numba-cuda[cu13]")

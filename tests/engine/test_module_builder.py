@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tutor.engine.compile import compile_check, nvvm_missing
-from tutor.engine.loader import LoadError, load_module_for_numba
-from tutor.engine.module_builder import ModuleRefused
-from tutor.engine.sim_loader import load_for_sim, load_module_for_sim
+from tutor.engine.loading.compile import compile_check, nvvm_missing
+from tutor.engine.loading.loader import LoadError, load_module_for_numba
+from tutor.engine.loading.module_builder import ModuleRefused
+from tutor.engine.loading.sim_loader import load_for_sim, load_module_for_sim
 from tutor.puzzles import load_catalog
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ import numpy as np
 
 from cli_run import run_cli
 from tutor.engine.check import simulate
-from tutor.engine.counters import count
-from tutor.engine.device_model import DEVICES, memory_bound
-from tutor.engine.roofline import NO_FLOPS, Roofline, roofline
+from tutor.engine.analysis.counters import count
+from tutor.engine.analysis.device_model import DEVICES, memory_bound
+from tutor.engine.analysis.roofline import NO_FLOPS, Roofline, roofline
 
 H200 = DEVICES["h200"]
 

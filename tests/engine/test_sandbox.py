@@ -13,7 +13,7 @@ import time
 import pytest
 
 from tutor.engine.runner import Runner
-from tutor.engine.sandbox import Child, ChildDied, clean_env
+from tutor.engine.process.sandbox import Child, ChildDied, clean_env
 
 PLANTED = "sk-planted-for-the-sandbox-test"
 

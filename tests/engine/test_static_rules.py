@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.engine.static_rules import (MAX_DEPTH, MAX_SOURCE_CHARS, RULES, RuleFinding, check_puzzle_module,
+from tutor.engine.loading.static_rules import (MAX_DEPTH, MAX_SOURCE_CHARS, RULES, RuleFinding, check_puzzle_module,
                                       check_task_module)
 
 
@@ -582,7 +582,7 @@ def test_depth_and_size_limits_reject_before_walking():
 
 
 def test_a_screen_that_trips_over_a_candidate_rejects_it_instead_of_raising(monkeypatch):
-    import tutor.engine.static_rules as static_rules
+    import tutor.engine.loading.static_rules as static_rules
 
     def broken(self):
         raise KeyError("surprise")

@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from tutor.engine import wire
+from tutor.engine.process import wire
 from tutor.engine.trace import ArrayInfo, Trace
 from tutor.engine.verdict import Failure, Verdict
 

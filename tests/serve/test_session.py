@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tutor.engine.gpulock import QUEUE_ENV, TURNS_ENV
+from tutor.engine.process.gpulock import QUEUE_ENV, TURNS_ENV
 from tutor.engine.runner import SERVED_ENV, Runner
 from tutor.serve.room import Room, session_env
 from tutor.store import QUOTA_ENV

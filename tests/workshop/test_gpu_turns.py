@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tutor.engine.gpulock import TURNS_ENV, shared_queue
+from tutor.engine.process.gpulock import TURNS_ENV, shared_queue
 from tutor.workshop.cli import home_workshop
 from tutor.workshop.config import EXAMPLE, WorkshopError, load_workshop
 from cli_run import run_cli

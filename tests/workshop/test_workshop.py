@@ -134,7 +134,7 @@ def test_a_bad_workshop_file_stops_the_cli_with_one_line_and_status_2(tmp_path):
 
 def test_the_workshop_export_report_and_queue_modules_import_no_textual_numba_or_litellm():
     code = ("import sys, tutor.workshop.config, tutor.workshop.cli, tutor.workshop.learner, "
-            "tutor.workshop.export, tutor.workshop.report, tutor.engine.gpulock\n"
+            "tutor.workshop.export, tutor.workshop.report, tutor.engine.process.gpulock\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'numba', 'litellm')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert out.strip() == "[]"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-from ..tomlfile import TomlFileError, read_toml
+from tutor.tomlfile import TomlFileError, read_toml
 
 CONFIG_ENV = "GPU_TUTOR_CONFIG"
 PROVIDER_TIMEOUT = 60.0
@@ -211,7 +211,7 @@ def settings_from_dict(raw: dict, where: str) -> AISettings:
 def _wall_time(value, where: str) -> float:
     """Seconds from a duration the optimiser's flag would accept ("30m", "90s", "1h"); a bare
     number means minutes, as it does for --budget."""
-    from ..durations import parse_duration
+    from tutor.durations import parse_duration
 
     try:
         seconds = parse_duration(value if isinstance(value, str) else str(value))

@@ -70,12 +70,12 @@ def failure_context(result) -> str:
     """The latest verdict as text, then what the first failing thread did, access by access."""
     if result is None:
         return "The learner has not run their kernel yet."
-    from ..engine.textview import verdict_text
+    from ..engine.views.textview import verdict_text
 
     parts = [verdict_text(result.verdict)]
     run = next((r for r in getattr(result, "runs", []) or [] if r.trace is not None and r.failures), None)
     if run is not None:
-        from ..engine.gridmodel import GridModel
+        from ..engine.views.gridmodel import GridModel
 
         model = GridModel(run)
         tid = model.default_thread()
@@ -86,7 +86,7 @@ def failure_context(result) -> str:
             lines.append(f"... {len(events) - MAX_TRACE_LINES} more accesses")
         parts.append(f"Trace of block {block}, thread {thread} in config {model.config_name!r} "
                      f"(status: {model.status(tid)}):\n" + ("\n".join(lines) or "(no memory accesses)"))
-    from ..engine.counters import verdict_advice
+    from ..engine.analysis.counters import verdict_advice
 
     costly = verdict_advice(result.verdict, [])
     if costly:
@@ -150,7 +150,7 @@ class HintLog:
         never the learner's hint: opening a pipe here used to wait forever for a reader."""
         if self.path is None:
             return
-        from ..store import append_regular
+        from tutor.store import append_regular
 
         record = {"time": time.strftime("%Y-%m-%dT%H:%M:%S"), **record}
         data = (json.dumps(record) + "\n").encode("utf-8")

@@ -37,7 +37,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..engine.static_rules import check_puzzle_module
+from ..engine.loading.static_rules import check_puzzle_module
 
 # A hint statement stands for a solution statement when it reproduces this share of its canonical
 # tokens: names cost nothing (they are renamed), so 0.8 tolerates a typo in an attribute or an

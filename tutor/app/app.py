@@ -19,12 +19,12 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Header, Markdown, Tab, Tabs, TextArea
 
-from ..engine.gpulock import waiting_text
+from ..engine.process.gpulock import waiting_text
 from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_present
-from ..puzzles import Catalog, Puzzle, load_catalog
-from ..store import Autosaver, Store
-from ..textsafe import terminal_safe
-from ..workshop.config import reference_refusal
+from tutor.puzzles import Catalog, Puzzle, load_catalog
+from tutor.store import Autosaver, Store
+from tutor.textsafe import terminal_safe
+from tutor.workshop.config import reference_refusal
 from .commands import TutorCommands
 from .widgets.counters_view import CountersView
 from .widgets.editor import MARKS, CodeEditor, marks_of
@@ -115,7 +115,7 @@ class TutorApp(App):
         two children: warm ones shared by many apps in one process (a test session). The app leaves
         them running when it closes; the caller owns them."""
         super().__init__()
-        from ..ai.config import AISettings
+        from tutor.ai.config import AISettings
 
         self.workshop = workshop  # a facilitator's file (tutor.workshop.config): its puzzles, title and policies
         self._ask_name = ask_name or (workshop is not None and workshop.ask_name)
@@ -204,7 +204,7 @@ class TutorApp(App):
         if self._workshop_notice:
             self.notify(self._workshop_notice, severity="warning", timeout=10)
         if self._ask_name:
-            from ..workshop.learner import load_learner
+            from tutor.workshop.learner import load_learner
 
             if load_learner(self.store.root).name is None:
                 from .screens.learner_name import NameScreen
@@ -513,19 +513,19 @@ class TutorApp(App):
         if not self.store.progress(self.puzzle.id).solved:
             self.notify("Solve this puzzle first; then the AI coach can look for a faster kernel.", severity="warning")
             return
-        from ..coach.optimise import PuzzleTarget
+        from tutor.coach.optimise import PuzzleTarget
 
         code = self._main.query_one("#editor", TextArea).text
         self._open_optimiser(PuzzleTarget(self.puzzle, code, backend=self.backend), code)
 
     def action_optimise_task(self) -> None:
-        from ..coach.tasks import coaching_tasks
+        from tutor.coach.tasks import coaching_tasks
         from .screens.optimise import TaskPicker
 
         def chosen(name: str | None) -> None:
             if not name:
                 return
-            from ..coach.optimise import TaskTarget
+            from tutor.coach.optimise import TaskTarget
 
             target = TaskTarget(name, backend=self.backend)
             self._open_optimiser(target, target.baseline_source())
@@ -546,7 +546,7 @@ class TutorApp(App):
         """No model: the worked answer the optimiser's policy allows (worked_answer, as the CLI
         asks it), beside the starting code; a workshop that keeps references closed keeps a
         puzzle's closed here too."""
-        from ..coach.optimise import worked_answer
+        from tutor.coach.optimise import worked_answer
 
         answer = worked_answer(target, self.ai_settings)
         refusal = reference_refusal(self.solutions_policy, True) if answer and target.kind == "puzzle" else None
@@ -568,7 +568,7 @@ class TutorApp(App):
     def _ai_hint(self, puzzle, level, source, result, shown, cancel) -> None:
         """Off the UI thread: litellm's import and the model's stream; the guard's checks run in
         the engine's child process."""
-        from ..ai.hints import HintLog, HintOutcome, SimChecker, ask_hint, failure_context
+        from tutor.ai.hints import HintLog, HintOutcome, SimChecker, ask_hint, failure_context
 
         panel = self._main.query_one(HintsPanel)
         last = [0.0]
@@ -586,7 +586,7 @@ class TutorApp(App):
                                    on_status=lambda t: self.call_from_thread(panel.status, t),
                                    log=HintLog(self.store.root / "ai-hints.jsonl", room=self.store.room_for))
         except Exception as e:  # never a traceback in the panel: one line, and the authored hint
-            from ..ai.hints import authored_hint
+            from tutor.ai.hints import authored_hint
 
             outcome = HintOutcome(level, authored_hint(puzzle, min(level, 3)) or "", "authored",
                                   note=f"The AI hint failed ({type(e).__name__}: {e}); here is the authored one.")

@@ -16,13 +16,13 @@ import argparse
 import os
 import sys
 
-from ..ai.config import ConfigError
+from tutor.ai.config import ConfigError
 from ..engine.runner import BACKENDS, DEFAULT_TIMEOUT, RunnerError
-from ..puzzles import ContentError
-from ..serve.command import add_serve_command
-from ..textsafe import terminal_safe
-from ..workshop.cli import add_commands as add_workshop_commands
-from ..workshop.cli import add_workshop_option
+from tutor.puzzles import ContentError
+from tutor.serve.command import add_serve_command
+from tutor.textsafe import terminal_safe
+from tutor.workshop.cli import add_commands as add_workshop_commands
+from tutor.workshop.cli import add_workshop_option
 from .ai_commands import cmd_config, cmd_doctor, cmd_hint
 from .coach_commands import cmd_optimise, cmd_verify
 from .inputs import UsageError

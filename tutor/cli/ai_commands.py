@@ -12,12 +12,12 @@ import os
 import sys
 
 from ..engine.runner import Runner
-from ..textsafe import terminal_safe
+from tutor.textsafe import terminal_safe
 from .inputs import UsageError, read_inputs
 
 
 def cmd_hint(args) -> int:
-    from ..ai.config import settings_for
+    from tutor.ai.config import settings_for
 
     puzzle, source, filename = read_inputs(args)
     settings = settings_for(args)
@@ -28,8 +28,8 @@ def cmd_hint(args) -> int:
 
 
 def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
-    from ..ai.hints import HintLog, SimChecker, ask_hint, authored_hint, failure_context, level_name
-    from ..store import default_root
+    from tutor.ai.hints import HintLog, SimChecker, ask_hint, authored_hint, failure_context, level_name
+    from tutor.store import default_root
 
     result = runner.check(puzzle.id, source, filename, keep_traces=True, compile=False)
     if result.verdict.passed:
@@ -77,8 +77,8 @@ def _hint_with(runner, args, puzzle, source, filename, settings) -> int:
 
 
 def cmd_doctor(args) -> int:
-    from ..ai.config import config_path, settings_for
-    from ..ai.llm import AIError, complete
+    from tutor.ai.config import config_path, settings_for
+    from tutor.ai.llm import AIError, complete
 
     settings = settings_for(args)
     path = config_path()
@@ -111,7 +111,7 @@ def cmd_doctor(args) -> int:
 
 
 def cmd_config(args) -> int:
-    from ..ai.config import EXAMPLE, config_path, load_settings
+    from tutor.ai.config import EXAMPLE, config_path, load_settings
 
     if args.check:
         return cmd_doctor(args)

@@ -13,14 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-from ..puzzles import load_catalog
-from ..textsafe import terminal_safe
+from tutor.puzzles import load_catalog
+from tutor.textsafe import terminal_safe
 from .inputs import UsageError
 
 
 def cmd_verify(args) -> int:
-    from ..coach.verify import verify
-    from ..engine.textview import verdict_text
+    from tutor.coach.verify import verify
+    from ..engine.views.textview import verdict_text
 
     path = Path(args.file)
     if not path.is_file():
@@ -34,8 +34,8 @@ def cmd_verify(args) -> int:
 
 
 def cmd_optimise(args) -> int:
-    from ..coach import optimise as opt
-    from ..durations import clock_text
+    from tutor.coach import optimise as opt
+    from tutor.durations import clock_text
 
     if args.replay:
         path = Path(args.replay)
@@ -50,9 +50,9 @@ def cmd_optimise(args) -> int:
     if not args.target or not args.file:
         raise UsageError(f"give a TARGET (a coaching task: {_task_names()}; or a solved puzzle) and the FILE to "
                          "start from, or --replay LOG")
-    from ..ai.config import settings_for
+    from tutor.ai.config import settings_for
     from ..engine.runner import default_backend
-    from ..store import default_root
+    from tutor.store import default_root
 
     settings = settings_for(args)
     backend = args.backend or default_backend()
@@ -121,8 +121,8 @@ def cmd_optimise(args) -> int:
 
 def _optimise_budget(args, settings):
     """The flags, else the [ai] settings' defaults, else the optimiser's own."""
-    from ..coach import optimise as opt
-    from ..durations import parse_duration
+    from tutor.coach import optimise as opt
+    from tutor.durations import parse_duration
 
     if args.budget is not None:
         try:
@@ -141,14 +141,14 @@ def _optimise_budget(args, settings):
 
 
 def _task_names() -> str:
-    from ..coach.tasks import coaching_tasks
+    from tutor.coach.tasks import coaching_tasks
 
     return ", ".join(t.name for t in coaching_tasks())
 
 
 def _optimise_target(name: str, source: str, backend: str):
-    from ..coach import optimise as opt
-    from ..coach.tasks import load_task
+    from tutor.coach import optimise as opt
+    from tutor.coach.tasks import load_task
 
     try:
         load_task(name)
@@ -169,7 +169,7 @@ def _optimise_target(name: str, source: str, backend: str):
 
 
 def _worked_answer(target, settings) -> None:
-    from ..coach.optimise import worked_answer
+    from tutor.coach.optimise import worked_answer
 
     answer = worked_answer(target, settings)
     if answer is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..puzzles import load_catalog
+from tutor.puzzles import load_catalog
 
 
 class UsageError(Exception):

@@ -12,21 +12,21 @@ import json
 import sys
 from pathlib import Path
 
-from ..engine.gpulock import waiting_text
+from ..engine.process.gpulock import waiting_text
 from ..engine.runner import Runner, default_backend
-from ..puzzles import load_catalog
-from ..textsafe import terminal_safe
-from ..workshop.cli import home_workshop
+from tutor.puzzles import load_catalog
+from tutor.textsafe import terminal_safe
+from tutor.workshop.cli import home_workshop
 from .inputs import UsageError, find_puzzle, read_inputs
 
 
 def cmd_home(args) -> int:
     if sys.stdin.isatty() and sys.stdout.isatty():
-        from ..app.app import make_app
+        from tutor.app.app import make_app
 
         if args.app_puzzle:
             find_puzzle(args.app_puzzle)
-        from ..ai.config import settings_for
+        from tutor.ai.config import settings_for
 
         workshop = home_workshop(args)  # a bad workshop file is reported before the app opens
         # A workshop's file decides the hints; otherwise a bad settings file is reported here too.
@@ -72,7 +72,7 @@ def cmd_list(args) -> int:
 def _progress_store():
     """The learner's progress, read as the app reads it ($GPU_TUTOR_DATA, else the platform's data
     folder); what could not be read is said on stderr, and the list still prints."""
-    from ..store import Store
+    from tutor.store import Store
 
     try:
         store = Store()
@@ -142,7 +142,7 @@ def cmd_check(args) -> int:
     if args.json:
         print(json.dumps(verdict.to_json()))
     else:
-        from ..engine.textview import verdict_text
+        from ..engine.views.textview import verdict_text
 
         print(verdict_text(verdict, color=sys.stdout.isatty()))
     return 0 if verdict.passed else 1
@@ -150,7 +150,7 @@ def cmd_check(args) -> int:
 
 def cmd_profile(args) -> int:
     """Nsight Compute's memory counters for each config, from the simulator's trace."""
-    from ..coach.tasks import _task_names, kernels_dir
+    from tutor.coach.tasks import _task_names, kernels_dir
 
     if args.puzzle in _task_names(kernels_dir()):
         return _profile_task(args)
@@ -159,9 +159,9 @@ def cmd_profile(args) -> int:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
     from dataclasses import asdict
 
-    from ..engine.counters import count, counters_text
-    from ..engine.device_model import DEVICES, memory_bound, occupancy
-    from ..engine.roofline import roofline
+    from ..engine.analysis.counters import count, counters_text
+    from ..engine.analysis.device_model import DEVICES, memory_bound, occupancy
+    from ..engine.analysis.roofline import roofline
 
     device = DEVICES[args.device]
     runs = [(run, count(run.trace, source)) for run in result.runs if run.trace is not None]
@@ -181,7 +181,7 @@ def cmd_profile(args) -> int:
         print("This kernel does not pass yet: these are the counters of what it did.\n")
     lines = source.splitlines()
     if args.line is not None:
-        from ..engine.counters import line_detail
+        from ..engine.analysis.counters import line_detail
 
         run, _ = max(runs, key=lambda rc: sum(x.requests for x in rc[1].lines if x.line == args.line))
         detail = line_detail(run.trace, args.line, source)
@@ -205,9 +205,9 @@ def _profile_task(args) -> int:
     """A coaching task's candidate (a module with launch()), verified on the simulator in the
     verifier's sandboxed child; its counters kernel by kernel at the scored shape, and the modelled
     time the optimiser scores with."""
-    from ..coach.verify import verify
-    from ..engine.counters import Counters, counters_text
-    from ..engine.textview import verdict_text
+    from tutor.coach.verify import verify
+    from ..engine.analysis.counters import Counters, counters_text
+    from ..engine.views.textview import verdict_text
 
     path = Path(args.file)
     if not path.is_file():
@@ -247,7 +247,7 @@ def cmd_trace(args) -> int:
     puzzle, source, filename = read_inputs(args)
     with Runner("sim", timeout=args.timeout) as runner:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
-    from ..engine.textview import trace_text, verdict_text
+    from ..engine.views.textview import trace_text, verdict_text
 
     runs = result.runs
     if not runs:
@@ -274,6 +274,6 @@ def _terminal_width() -> int:
 
 
 def cmd_content_check(args) -> int:
-    from ..content_check import run_content_check
+    from tutor.content_check import run_content_check
 
     return run_content_check(args.backend, args.puzzles, seed=args.seed)

@@ -9,7 +9,7 @@ from which a session can be replayed or resumed.
 
 Scores: on a GPU, the verified speedup over the baseline timed in the same process; on the
 simulator, which has no clock, the modelled speedup: the naive kernel's modelled H200 time over the
-candidate's at the task's scored shape (engine/modelled_time.py), labelled as modelled.
+candidate's at the task's scored shape (engine/analysis/modelled_time.py), labelled as modelled.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..engine.counters import verdict_advice
-from ..engine.modelled_time import floor_seconds
+from ..engine.analysis.counters import verdict_advice
+from ..engine.analysis.modelled_time import floor_seconds
 
 SYSTEM = """You are an expert CUDA performance engineer writing Numba-CUDA (Python, `from numba import cuda`).
 You make a given kernel faster without changing what it computes. Reply with exactly one complete \
@@ -320,8 +320,8 @@ def model_text(device: str = "h200") -> str:
     """How the simulator's score is computed, for the model's prompt, with the figures the score
     uses: a model told less guesses what to improve, and one told what does not count (arithmetic)
     wastes rounds on it."""
-    from ..engine.device_model import DEVICES
-    from ..engine.modelled_time import TIMINGS
+    from ..engine.analysis.device_model import DEVICES
+    from ..engine.analysis.modelled_time import TIMINGS
 
     dev, t = DEVICES[device], TIMINGS[device]
 
@@ -458,7 +458,7 @@ def screen_failures(source: str) -> list[dict]:
     """The static screen's findings on a puzzle candidate, as the failures a verdict carries (kind
     "static", like the task verifier's), so the feedback names the rule and the line."""
     from ..engine.verdict import Failure
-    from ..engine.static_rules import check_puzzle_module
+    from ..engine.loading.static_rules import check_puzzle_module
 
     return [Failure(kind="static", rule=f.rule, line=f.line, message=f"{f.message} {f.fix}".strip()).to_json()
             for f in check_puzzle_module(source, "candidate.py")]
@@ -698,7 +698,7 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
              resume: list[Attempt] | None = None, cancel: threading.Event | None = None,
              on_event: Callable[[str, object], None] = lambda kind, data: None) -> OptimiseResult:
     """Run the loop. Events: ("round", n), ("delta", text), ("attempt", Attempt), ("status", text)."""
-    from ..ai.llm import AIError, Cancelled, ChatStream
+    from tutor.ai.llm import AIError, Cancelled, ChatStream
 
     cancel = cancel or threading.Event()
     log = OptimiseLog(log_path)
@@ -810,8 +810,8 @@ def _messages(target, start_code, device, feedback, best) -> list[dict]:
 def wall_time_spent_text(wall_s: float, give_more: str) -> str:
     """What every view says when the wall-time budget ran out. `give_more` is the view's own way
     to ask for more time ("with --budget {more}"), {more} standing for the suggested budget."""
-    from ..ai.config import config_path
-    from ..durations import clock_text, duration_text
+    from tutor.ai.config import config_path
+    from tutor.durations import clock_text, duration_text
 
     more = duration_text(2 * wall_s)
     return (f"The wall-time budget of {clock_text(wall_s)} ran out: it counts the model's replies and the "

@@ -1,7 +1,7 @@
 """`gpu-tutor verify TASK FILE`: every candidate kernel proves itself before anyone sees it.
 
 First a static screen of the source (nothing runs). Then one sandboxed child per candidate (see
-engine/sandbox.py and verify_child.py) runs it; this process is the judge. It draws the inputs
+engine/process/sandbox.py and verify_child.py) runs it; this process is the judge. It draws the inputs
 from a seed the child never sees, computes the reference, and compares: outputs poisoned with NaN
 before every run, inputs checked for writes, a repeat run checked for the same answer, and the
 child's records checked for plausibility (it launched something, moved at least the bytes its
@@ -21,9 +21,9 @@ import zlib
 
 import numpy as np
 
-from ..engine import wire
-from ..engine.modelled_time import floor_seconds, least_seconds
-from ..engine.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
+from ..engine.process import wire
+from ..engine.analysis.modelled_time import floor_seconds, least_seconds
+from ..engine.process.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
 from ..engine.verdict import KINDS, ConfigResult, Failure, Verdict
 
 DEFAULT_TIMEOUT = 120.0
@@ -37,7 +37,7 @@ ANSWER_HEADER_MB = 64  # the child's records of what ran: launches, counters, th
 def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
            on_wait=None) -> Verdict:
     """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn."""
-    from ..engine.static_rules import check_task_module
+    from ..engine.loading.static_rules import check_task_module
     from .tasks import load_task
 
     spec = load_task(task)  # an unknown task is a usage error (KeyError), before anything runs
@@ -49,7 +49,7 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
         return verdict
     queue = None
     if backend == "gpu":  # candidates on a shared GPU server take their turn like learners' runs do
-        from ..engine.gpulock import shared_queue
+        from ..engine.process.gpulock import shared_queue
 
         queue = shared_queue()
     deadline = time.monotonic() + timeout
@@ -377,7 +377,7 @@ def _modelled(claimed) -> dict | None:
 
 def _counted(claimed) -> list | None:
     """The child's per-kernel counters, kept only in the shape Counters.from_json reads."""
-    from ..engine.counters import Counters
+    from ..engine.analysis.counters import Counters
 
     if not isinstance(claimed, list) or len(claimed) > 64:
         return None

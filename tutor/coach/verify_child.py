@@ -19,7 +19,7 @@ FILENAME = "candidate.py"
 
 
 def main(argv=None) -> int:
-    from ..engine.sandbox import serve
+    from ..engine.process.sandbox import serve
 
     return serve(*handler(sys.argv[1:] if argv is None else argv))
 
@@ -48,13 +48,13 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
 def load(backend: str, state: dict, source: str) -> dict:
     """Load the candidate module (its module level is only imports, constants and defs: the screen
     saw to that). Returns {"failures": [...]} when it does not load."""
-    from ..engine.loader import LoadError, load_module_for_numba
-    from ..engine.sim_loader import load_module_for_sim
+    from ..engine.loading.loader import LoadError, load_module_for_numba
+    from ..engine.loading.sim_loader import load_module_for_sim
 
     state["source"] = source
     try:
         if backend == "sim":
-            from ..engine.compile import compiler_required
+            from ..engine.loading.compile import compiler_required
 
             refusal = compiler_required("A candidate on the simulator")
             if refusal:
@@ -105,9 +105,9 @@ def _run_sim(state, inputs, out_shape, repeat, model=False):
 
 
 def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
-    from ..engine.compile import compile_launches
-    from ..engine.devicearray import DeviceArray
-    from ..engine.sim import records
+    from ..engine.loading.compile import compile_launches
+    from ..engine.sim.devicearray import DeviceArray
+    from ..engine.sim.launch import records
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
@@ -147,10 +147,10 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
 
 
 def _modelled(traces, kernels, source) -> dict:
-    """The launch's modelled H200 time (engine/modelled_time.py), where the bytes are counted: the
+    """The launch's modelled H200 time (engine/analysis/modelled_time.py), where the bytes are counted: the
     optimiser's score on the simulator. A fault of the model is reported, not raised: it costs the
     candidate its score, never its verdict."""
-    from ..engine.modelled_time import modelled_time
+    from ..engine.analysis.modelled_time import modelled_time
 
     try:
         return modelled_time([t for t, _ in traces], source, "h200", names=list(kernels)).to_json()
@@ -160,7 +160,7 @@ def _modelled(traces, kernels, source) -> dict:
 
 def _counted(traces, source) -> list:
     """Each kernel's counters at the scored shape, for `gpu-tutor profile TASK`: shown, never scored."""
-    from ..engine.counters import count
+    from ..engine.analysis.counters import count
 
     try:
         return [count(t, source).to_json() for t, _ in traces]
@@ -174,7 +174,7 @@ _WHERE = ("line", "block", "thread", "array", "index", "other_thread")
 def _judge_traces(traces, kernels=()):
     """(global bytes moved, failures with their line, block, thread and array, the first write into
     each input: {input index: {"line", "kernel"}})."""
-    from ..engine import detect
+    from ..engine.analysis import detect
     from ..engine.trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, WRITE
 
     moved, found, writes = 0, [], {}
@@ -209,8 +209,8 @@ def time_on_gpu(state: dict, request: dict, arrays: list):
     """Time the candidate and the task's naive baseline on the same inputs (gpu_timing: warm-up
     excluded, L2 flushed, device time with the host's enqueue beside it), then run the candidate
     once more on the fresh inputs the parent sent, for the parent to check."""
-    from ..engine.loader import load_module_for_numba
-    from ..engine.gpu_timing import Timer
+    from ..engine.loading.loader import load_module_for_numba
+    from ..engine.process.gpu_timing import Timer
 
     cuda = state["cuda"]
     n = int(request["n_inputs"])

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..puzzles import LaunchConfig, Puzzle
-from . import detect, perf_targets
-from .loader import LoadError
+from tutor.puzzles import LaunchConfig, Puzzle
+from .analysis import detect, perf_targets
+from .loading.loader import LoadError
 from .verdict import ConfigResult, Failure, Verdict, failure_from_dict
 
 N_RANDOM = 3
@@ -169,9 +169,9 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
     kernel runs until the real Numba compiler has accepted it: its nopython subset has no frames,
     modules or objects, which closes what plain Python on the simulator would leave open. A text
     names whose code it is, for the message when the compiler is missing."""
-    from .counters import count
-    from .sim import Launch, watchdog
-    from .sim_loader import load_for_sim
+    from .analysis.counters import count
+    from .sim.launch import Launch, watchdog
+    from .loading.sim_loader import load_for_sim
 
     verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
     result = CheckResult(verdict)
@@ -238,7 +238,7 @@ def compile_puzzle(puzzle: Puzzle, source: str, filename: str, *,
     """The real Numba compiler's word on a learner's file: (its failure or None, a note when it
     could not be asked). The app asks it in a second child beside the simulator's run, the CLI in
     the run's own child; both merge it with add_compile_result."""
-    from .compile import compile_check, nvvm_missing
+    from .loading.compile import compile_check, nvvm_missing
 
     missing = nvvm_missing()
     if missing:
@@ -386,7 +386,7 @@ def one_root_cause(failures: list[Failure]) -> list[Failure]:
 
 
 def _compile_before_running(puzzle: Puzzle, source: str, filename: str, whose: str) -> Failure | None:
-    from .compile import compile_check, compiler_required
+    from .loading.compile import compile_check, compiler_required
 
     refusal = compiler_required(whose)
     if refusal:
@@ -405,8 +405,8 @@ def simulate(source: str, blocks, threads, named_args: list, *, filename: str = 
     anything else that is not a puzzle. named_args: [(name, numpy array or int), ...]; the arrays
     receive what the kernel wrote. trace_local=False runs it as the verifier does (local arrays
     untraced, FastLocal where it can)."""
-    from .sim import run_launch, watchdog
-    from .sim_loader import load_for_sim
+    from .sim.launch import run_launch, watchdog
+    from .loading.sim_loader import load_for_sim
 
     module = load_for_sim(source, filename)
     current: list = []

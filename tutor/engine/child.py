@@ -14,7 +14,7 @@ import sys
 
 
 def main(argv=None) -> int:
-    from .sandbox import serve
+    from .process.sandbox import serve
 
     return serve(*handler(sys.argv[1:] if argv is None else argv))
 
@@ -29,7 +29,7 @@ def handler(argv: list[str]):
 
     def warm():
         warm_up(backend)
-        from ..puzzles import load_catalog
+        from tutor.puzzles import load_catalog
 
         catalogs[content] = load_catalog(content)  # puzzle.toml files only: no reference is read
 
@@ -45,8 +45,11 @@ def warm_up(backend: str) -> None:
     engine's own imports (a forked child starts with them). A GPU's driver is not touched here: a
     fork server must not hold a CUDA context its children would share."""
     try:
-        from . import check, counters, detect, module_builder, sim, sim_loader  # noqa: F401
-        from .compile import nvvm_missing
+        from . import check
+        from .analysis import counters, detect
+        from .loading import module_builder, sim_loader
+        from .sim import launch as sim  # noqa: F401
+        from .loading.compile import nvvm_missing
 
         if backend != "sim":
             from .gpu import import_cuda
@@ -86,7 +89,7 @@ def _launch_once(source: str) -> None:
     import numpy as np
 
     from .gpu import device_description, import_cuda
-    from .loader import load_for_numba
+    from .loading.loader import load_for_numba
 
     device_description()
     cuda = import_cuda()
@@ -100,8 +103,8 @@ def _run_once(source: str) -> None:
     import numpy as np
 
     from .check import simulate
-    from .compile import compile_check
-    from .counters import count
+    from .loading.compile import compile_check
+    from .analysis.counters import count
 
     compile_check(source, "warm.py", ["out", "a", "size"], [("array", "float32", 1)] * 2 + [("int",)], untrusted=True)
     trace, _ = simulate(source, [2], [8], [("out", np.zeros(1, np.float32)), ("a", np.ones(12, np.float32)),
@@ -118,7 +121,7 @@ def handle(backend: str, request: dict, catalogs: dict):
     if op == "ping":
         return "pong"
     if op in ("check", "compile", "prepare"):
-        from ..puzzles import load_catalog
+        from tutor.puzzles import load_catalog
 
         root = request.get("content")
         if root not in catalogs:

@@ -17,9 +17,9 @@ import time
 
 import numpy as np
 
-from ..puzzles import Puzzle
+from tutor.puzzles import Puzzle
 from .check import CheckResult, ConfigRun, _config_result, fresh_output, judge, plan
-from .loader import LoadError, load_for_numba
+from .loading.loader import LoadError, load_for_numba
 from .verdict import Failure, Verdict
 
 TIMING_RUNS = 20
@@ -207,7 +207,7 @@ def _time(cuda, launch, dargs, fresh, runs) -> tuple[float, np.ndarray, dict]:
     the judged run found it, so a kernel that accumulates with atomics, or that skips its work when
     `out` already holds numbers, times the whole work every run; and every timed run's output goes
     back to the judge, so a run that did less is caught."""
-    from .gpu_timing import Timer
+    from .process.gpu_timing import Timer
 
     fresh = np.array(fresh, copy=True)
     outputs: list = []
@@ -218,7 +218,7 @@ def _time(cuda, launch, dargs, fresh, runs) -> tuple[float, np.ndarray, dict]:
 
 
 def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Failure:
-    from .compile import trim_numba_error
+    from .loading.compile import trim_numba_error
 
     text = str(e)
     kind = "compile_error" if _is_compile_error(e) else "runtime_error"

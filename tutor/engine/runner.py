@@ -25,8 +25,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..puzzles import CONTENT_ENV
-from .gpulock import QueueCancelled, shared_queue
+from tutor.puzzles import CONTENT_ENV
+from .process.gpulock import QueueCancelled, shared_queue
 from .verdict import Failure, Verdict
 
 BACKENDS = ("sim", "gpu", "numba-sim")
@@ -101,7 +101,7 @@ class Runner:
 
     def _fork_server(self):
         if self._server is None:
-            from .forkserver import ForkServer
+            from .process.forkserver import ForkServer
 
             self._server = ForkServer("tutor.engine.child", [self.backend, self.content or ""],
                                       memory_mb=self.memory_mb, gpu=self.backend == "gpu",
@@ -127,7 +127,7 @@ class Runner:
 
     def _start(self) -> None:
         if self._child is None:
-            from .sandbox import Child
+            from .process.sandbox import Child
 
             # Our simulator's child compiles with the real Numba; only numba-sim uses Numba's simulator.
             # The GPU child gets no address-space cap (CUDA reserves huge virtual ranges); the
@@ -247,7 +247,7 @@ class Runner:
         return judge(spec, answer, planned, keep_traces=keep_traces)
 
     def _puzzle(self, puzzle_id: str):
-        from ..puzzles import ContentError, load_catalog
+        from tutor.puzzles import ContentError, load_catalog
 
         if self._catalog is None:
             self._catalog = load_catalog(self.content, on_demand=True)
@@ -321,8 +321,8 @@ class Runner:
         return answer
 
     def _ask(self, request, limit: float | None = None, limits=None):
-        from .forkserver import START_GRACE, ForkedChild
-        from .sandbox import ChildDied, ChildFailed, ChildTimeout
+        from .process.forkserver import START_GRACE, ForkedChild
+        from .process.sandbox import ChildDied, ChildFailed, ChildTimeout
 
         child = self._current
         if child is None:
@@ -385,7 +385,7 @@ def answer_limits(configs: list, backend: str, timing_runs: int, timed: list[int
     """What a check's answer may hold: what each config's kernel wrote (an output each), and on a GPU
     each timed config's outputs of every timed run; a verdict and its traces as the header."""
     from .check import fresh_output
-    from .wire import Limits
+    from .process.wire import Limits
 
     outputs = [fresh_output(config).nbytes for config, _ in configs]
     if backend == "gpu":
@@ -394,7 +394,7 @@ def answer_limits(configs: list, backend: str, timing_runs: int, timed: list[int
 
 
 def small_answer():
-    from .wire import Limits
+    from .process.wire import Limits
 
     return Limits.of(SMALL_ANSWER_MB)
 

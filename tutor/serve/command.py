@@ -13,7 +13,7 @@ import socket
 import sys
 from pathlib import Path
 
-from ..textsafe import terminal_safe
+from tutor.textsafe import terminal_safe
 
 LOOPBACK = "127.0.0.1"
 
@@ -70,8 +70,8 @@ def prepare(args):
 
     if importlib.util.find_spec("textual_serve") is None:
         raise ServeError("needs textual-serve: pip install 'gpu-tutor[serve]' (or pip install textual-serve)")
-    from ..puzzles import load_catalog
-    from ..workshop.cli import active_workshop
+    from tutor.puzzles import load_catalog
+    from tutor.workshop.cli import active_workshop
     from .room import LEARNER_QUOTA_MB, Room, build_server, room_keys
 
     if not 0 < args.port < 65536:
@@ -114,7 +114,7 @@ def prepare(args):
 
 def describe(room, host: str, url: str) -> list[str]:
     from ..engine.runner import gpu_present
-    from ..engine.sandbox import landlock_abi
+    from ..engine.process.sandbox import landlock_abi
 
     from .room import KEYS_FILE
 
@@ -146,8 +146,8 @@ def describe(room, host: str, url: str) -> list[str]:
 
 def readable_by_kernels(root: Path) -> str | None:
     """The path sandboxed children may read that holds `root` (the room's learners' code), if any."""
-    from ..engine.sandbox import children_read
-    from ..puzzles import CONTENT_ENV
+    from ..engine.process.sandbox import children_read
+    from tutor.puzzles import CONTENT_ENV
 
     content = os.environ.get(CONTENT_ENV)  # the runner lets its child read a content folder of its own
     for path in sorted(children_read([content] if content else [])):
@@ -161,7 +161,7 @@ def readable_by_kernels(root: Path) -> str | None:
 
 
 def _default_root() -> Path:
-    from ..store import default_root
+    from tutor.store import default_root
 
     return default_root() / "served"
 

@@ -44,7 +44,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..workshop.folders import ROOM_FILE  # the room's title and puzzles, for the class report
+from tutor.workshop.folders import ROOM_FILE  # the room's title and puzzles, for the class report
 
 ROOM_COOKIE = "gpu_tutor_room"
 LEARNER_COOKIE = "gpu_tutor_learner"
@@ -104,7 +104,7 @@ class Room:
         return base64.urlsafe_b64encode(mac).decode().rstrip("=")
 
     def write_description(self) -> None:
-        from ..store import write_atomic
+        from tutor.store import write_atomic
 
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "learners").mkdir(exist_ok=True)
@@ -121,7 +121,7 @@ def room_keys(root: Path, rotate: bool = False) -> tuple[str, bytes, bool]:
     """(token, secret, made): the room's keys as kept in its folder, or new ones (made True) when
     there are none, they cannot be read, or `rotate` asks for new ones. The file is the facilitator
     user's alone (0600)."""
-    from ..store import read_regular, write_atomic
+    from tutor.store import read_regular, write_atomic
 
     path = root / KEYS_FILE
     if not rotate:
@@ -149,8 +149,8 @@ def session_command() -> str:
 def session_env(room: Room, folder: Path) -> dict[str, str]:
     """What a learner's app process gets on top of the server's environment."""
     from ..engine.runner import SERVED_ENV
-    from ..store import DATA_ENV, QUOTA_ENV
-    from ..workshop.config import WORKSHOP_ENV
+    from tutor.store import DATA_ENV, QUOTA_ENV
+    from tutor.workshop.config import WORKSHOP_ENV
 
     env = {DATA_ENV: str(folder), SERVED_ENV: "1", "GPU_TUTOR_ROOM_TITLE": room.title,
            QUOTA_ENV: str(room.learner_quota_mb)}

@@ -13,7 +13,7 @@ import sys
 
 
 def main() -> int:
-    from ..workshop.config import WorkshopError
+    from tutor.workshop.config import WorkshopError
 
     try:
         app = open_app()
@@ -26,12 +26,12 @@ def main() -> int:
 
 def open_app():
     """The learner's app, built as `main` runs it (not yet running). Raises WorkshopError."""
-    from ..ai.config import AISettings
-    from ..app.app import make_app
-    from ..puzzles import load_catalog
-    from ..workshop.cli import use_gpu_queue
-    from ..workshop.config import load_workshop, workshop_path
-    from ..workshop.learner import load_learner
+    from tutor.ai.config import AISettings
+    from tutor.app.app import make_app
+    from tutor.puzzles import load_catalog
+    from tutor.workshop.cli import use_gpu_queue
+    from tutor.workshop.config import load_workshop, workshop_path
+    from tutor.workshop.learner import load_learner
 
     path = workshop_path(None)
     workshop = None if path is None else load_workshop(path, load_catalog(on_demand=True))
@@ -48,7 +48,7 @@ def _quota_mb() -> int | None:
     that is not a number is the room's default, never no cap."""
     import os
 
-    from ..store import QUOTA_ENV
+    from tutor.store import QUOTA_ENV
     from .room import LEARNER_QUOTA_MB
 
     if QUOTA_ENV not in os.environ:

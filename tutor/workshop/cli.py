@@ -12,8 +12,8 @@ import re
 import sys
 from pathlib import Path
 
-from ..puzzles import load_catalog
-from ..textsafe import terminal_safe
+from tutor.puzzles import load_catalog
+from tutor.textsafe import terminal_safe
 from .config import EXAMPLE, WORKSHOP_ENV, Workshop, WorkshopError, load_workshop, workshop_path
 
 
@@ -80,7 +80,7 @@ def use_gpu_queue(workshop: Workshop, environ=os.environ) -> None:
     """The workshop's GPU queue folder and turns, for this process and the runners it starts (the
     environment, where it names them, wins, as the facilitator may set it for every session).
     `workshop check` passes a copy of the environment, to say what a learner's process will count."""
-    from ..engine.gpulock import QUEUE_ENV, TURNS_ENV
+    from ..engine.process.gpulock import QUEUE_ENV, TURNS_ENV
 
     if workshop.gpu_queue:
         environ.setdefault(QUEUE_ENV, str(Path(workshop.gpu_queue).expanduser()))
@@ -114,7 +114,7 @@ def cmd_workshop_check(args) -> int:
     say(f"hints:     {hints}")
     say(f"backend:   {workshop.backend}")
     say(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
-    from ..engine.gpulock import shared_queue
+    from ..engine.process.gpulock import shared_queue
 
     if workshop.gpu_queue:
         say(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
@@ -128,7 +128,7 @@ def cmd_workshop_check(args) -> int:
 def _turns_text(workshop: Workshop) -> str:
     """What every learner's process will count: the environment home_workshop leaves, as the queue
     reads it."""
-    from ..engine.gpulock import TURNS_ENV, turns_from_env
+    from ..engine.process.gpulock import TURNS_ENV, turns_from_env
 
     named = os.environ.get(TURNS_ENV, "").strip()
     environ = dict(os.environ)
@@ -145,7 +145,7 @@ def _turns_text(workshop: Workshop) -> str:
 
 
 def cmd_export(args) -> int:
-    from ..store import Store
+    from tutor.store import Store
     from .export import build_export, export_puzzle_ids, write_export
     from .learner import load_learner, save_name
 

@@ -17,11 +17,11 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..ai.config import AISettings, ConfigError, is_local_url
-from ..engine.gpulock import DEFAULT_TURNS, MAX_TURNS
-from ..puzzles import Catalog, Track
-from ..textsafe import has_unsafe
-from ..tomlfile import TomlFileError, read_toml
+from tutor.ai.config import AISettings, ConfigError, is_local_url
+from ..engine.process.gpulock import DEFAULT_TURNS, MAX_TURNS
+from tutor.puzzles import Catalog, Track
+from tutor.textsafe import has_unsafe
+from tutor.tomlfile import TomlFileError, read_toml
 
 WORKSHOP_ENV = "GPU_TUTOR_WORKSHOP"
 SOLUTIONS = ("never", "after-solving", "always")

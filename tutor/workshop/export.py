@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..store import (CODE_LIMIT, MB, NotOurJSON, PuzzleProgress, Store, UnreadableFile, iso_time, loads_strict,
+from tutor.store import (CODE_LIMIT, MB, NotOurJSON, PuzzleProgress, Store, UnreadableFile, iso_time, loads_strict,
                      parse_iso_time, read_regular, write_atomic)
 from .learner import Learner
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store import MB, Store, loads_strict, read_regular
+from tutor.store import MB, Store, loads_strict, read_regular
 from .export import BadExport, LearnerExport, build_export, export_from, export_puzzle_ids
 from .learner import FILE_NAME, PLAIN_ID, Learner, load_learner
 
@@ -50,7 +50,7 @@ def sources(path: Path, notes: list[str]) -> list[tuple[Path, object]]:
 
 def from_folder(folder: Path, room: RoomDescription | None, notes: list[str] | None = None) -> LearnerExport:
     """A learner's data folder as an export, read only."""
-    from ..puzzles import load_catalog
+    from tutor.puzzles import load_catalog
 
     store = Store(folder, read_only=True)
     learner = load_learner(folder, save=False)

@@ -15,7 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..store import loads_strict, read_regular, write_atomic
+from tutor.store import loads_strict, read_regular, write_atomic
 
 FILE_NAME = "learner.json"
 MAX_NAME = 60

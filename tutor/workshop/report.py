@@ -23,8 +23,8 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..store import iso_time
-from ..textsafe import terminal_safe
+from tutor.store import iso_time
+from tutor.textsafe import terminal_safe
 from .export import BadExport, LearnerExport, utc_text
 
 LEGEND = "progress: # solved, o opened, . not yet"

@@ -13,7 +13,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from ...workshop.learner import MAX_NAME, save_name
+from tutor.workshop.learner import MAX_NAME, save_name
 
 
 class NameScreen(ModalScreen[str | None]):

@@ -29,7 +29,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Markdown, Static
 
-from ...textsafe import terminal_safe
+from tutor.textsafe import terminal_safe
 
 LIVE_LINES = 6
 
@@ -107,13 +107,13 @@ class OptimiseScreen(Screen):
 
     def _default_budget(self):
         """The [ai] settings' optimise_wall_time and optimise_rounds, else the optimiser's own."""
-        from ...coach.optimise import Budget
+        from tutor.coach.optimise import Budget
 
         s = self.settings
         return Budget(rounds=s.optimise_rounds or Budget.rounds, wall_s=s.optimise_wall_s or Budget.wall_s)
 
     def budget(self):
-        from ...coach.optimise import Budget
+        from tutor.coach.optimise import Budget
 
         default = self._default_budget()
 
@@ -149,7 +149,7 @@ class OptimiseScreen(Screen):
 
     @work(thread=True, group="optimise", exit_on_error=False)
     def _run(self, budget) -> None:
-        from ...coach.optimise import log_path_for, optimise
+        from tutor.coach.optimise import log_path_for, optimise
 
         log = log_path_for(self.target.name, self.data_root)
         try:
@@ -213,7 +213,7 @@ class OptimiseScreen(Screen):
         self._status(f"The optimiser stopped: {message}")
 
     def _finished(self, result, log: Path) -> None:
-        from ...coach.optimise import EXPLANATION_HEADING, wall_time_spent_text
+        from tutor.coach.optimise import EXPLANATION_HEADING, wall_time_spent_text
 
         self.running = False
         self.result = result
@@ -240,7 +240,7 @@ class OptimiseScreen(Screen):
     def action_save(self) -> None:
         if self.result is None or self.result.best is None:
             return
-        from ...coach.optimise import save_new
+        from tutor.coach.optimise import save_new
 
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = save_new(self.save_dir / f"{self.target.name}-optimised-{stamp}.py", self.result.best.code)

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from ...textsafe import terminal_safe
+from tutor.textsafe import terminal_safe
 from ..widgets.editor import CodeEditor
 
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 
 
-from ...engine.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, ArrayModel,
+from ...engine.views.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, ArrayModel,
                                  GridModel, fmt_value)
 from ...engine.trace import fmt_dim
 from .styled_lines import StyledLines
-from ...lazy import lazy
+from tutor.lazy import lazy
 
 np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 

@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from ...textsafe import terminal_safe
+from tutor.textsafe import terminal_safe
 from .editor import MARKS
 
 LINES_TITLE = "Lines by cost (up/down: a line's lanes; enter: the editor's cursor there; pgdn: the roofline):"
@@ -95,7 +95,7 @@ class CountersView(VerticalScroll, can_focus=False):
     def show(self, summary, source: str, trace, counted, flops: float | None) -> None:
         """One config's counters: the verdict's `summary`, the `trace` of its run (or None) and
         its Counters `counted` from that trace, the puzzle's FLOPs for it (or None)."""
-        from ...engine.counters import summary_text
+        from ...engine.analysis.counters import summary_text
 
         key = (id(summary), source, id(trace), flops)
         if self._shown is not None and self._shown[0] == key:
@@ -142,7 +142,7 @@ class CountersView(VerticalScroll, can_focus=False):
         _, _, source, trace, _, _ = self._shown
         line = self._rows[index]
         if line not in self._details:
-            from ...engine.counters import line_detail
+            from ...engine.analysis.counters import line_detail
 
             source_lines = source.splitlines()
             code = source_lines[line - 1].strip() if 0 < line <= len(source_lines) else ""
@@ -159,8 +159,8 @@ class CountersView(VerticalScroll, can_focus=False):
         if counted is None:
             view.update("")
             return
-        from ...engine.device_model import DEVICES
-        from ...engine.roofline import roofline
+        from ...engine.analysis.device_model import DEVICES
+        from ...engine.analysis.roofline import roofline
 
         width = self.scrollable_content_region.width or 60
         view.update(Text(roofline(counted, DEVICES["h200"], flops).text(width), no_wrap=True))
@@ -168,7 +168,7 @@ class CountersView(VerticalScroll, can_focus=False):
 
 def _row(x, source_lines: list[str], kinds: list[str]) -> Text:
     """One line of the list: its marks' glyphs, what it does, what it costs, its code."""
-    from ...engine.counters import ACCESS_NAMES, GLOBAL
+    from ...engine.analysis.counters import ACCESS_NAMES, GLOBAL
 
     what = ACCESS_NAMES.get((x.space, x.op), f"{x.space} {x.op}")
     if x.space == GLOBAL:

@@ -26,7 +26,7 @@ from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Document
 
-from ...textsafe import terminal_safe, terminal_safe_columns
+from tutor.textsafe import terminal_safe, terminal_safe_columns
 
 DEDENTERS = ("return", "pass", "break", "continue", "raise")
 # A mark's kind (counters.Counters.marks): its gutter glyph, its word in the legend and its theme

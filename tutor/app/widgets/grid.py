@@ -27,7 +27,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from ...engine.gridmodel import STATUSES, GridModel
+from ...engine.views.gridmodel import STATUSES, GridModel
 from ...engine.trace import fmt_dim
 
 GLYPHS = {"idle": "·", "ok": "●", "wrong": "✗", "raced": "≈", "out_of_bounds": "!", "stopped": "■"}

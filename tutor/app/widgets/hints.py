@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static
 
-from ...textsafe import terminal_safe
+from tutor.textsafe import terminal_safe
 
 LEVEL_NAMES = {1: "a nudge", 2: "the idea", 3: "near-pseudocode"}
 

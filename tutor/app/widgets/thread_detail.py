@@ -14,7 +14,7 @@ thousands of accesses.
 from __future__ import annotations
 
 
-from ...engine.gridmodel import STATUS_TITLES, GridModel, fmt_value
+from ...engine.views.gridmodel import STATUS_TITLES, GridModel, fmt_value
 from ...engine.trace import fmt_dim
 from .styled_lines import StyledLines
 

@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from ...engine.gridmodel import STATUS_TITLES, GridModel, build
+from ...engine.views.gridmodel import STATUS_TITLES, GridModel, build
 from ...engine.trace import fmt_dim
 from .arrays import ArrayView
 from .counters_view import CountersView
@@ -262,7 +262,7 @@ class ThreadPane(Vertical):
             if trace is None:
                 self._counted[index] = None
             else:
-                from ...engine.counters import count
+                from ...engine.analysis.counters import count
 
                 self._counted[index] = count(trace, self.source)
         return self._counted[index]

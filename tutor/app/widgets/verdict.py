@@ -154,6 +154,6 @@ def _device_outcome(verdict: Verdict) -> str:
 def _escape(text: str) -> str:
     """Text from a run (a kernel's prints, messages quoting the code) drawn as text: control
     characters shown escaped, markup brackets literal."""
-    from ...textsafe import terminal_safe
+    from tutor.textsafe import terminal_safe
 
     return terminal_safe(text).replace("[", r"\[")

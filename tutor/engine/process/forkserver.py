@@ -82,7 +82,7 @@ class ForkServer:
         env = clean_env({**self.extra_env, ENV: json.dumps(settings)}, home=self.folder)
         stderr = open(os.path.join(self.folder, "stderr.txt"), "wb")
         try:
-            self.proc = subprocess.Popen([sys.executable, "-m", "tutor.engine.forkserver"], stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen([sys.executable, "-m", "tutor.engine.process.forkserver"], stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=stderr, env=env, cwd=self.folder,
                                          pass_fds=(theirs.fileno(),), start_new_session=True, close_fds=True)
         finally:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .counters import SECTOR, WARP, Counters, itemsize
-from .trace import GLOBAL, SHARED, Trace
+from ..trace import GLOBAL, SHARED, Trace
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from .fakecuda import BadSignature, Unsupported
+from ..sim.fakecuda import BadSignature, Unsupported
 from .load_error import LoadError
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import Counter
 
 
-from .trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
+from ..trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
                     fmt_dim)
-from .verdict import Failure
-from ..lazy import lazy
+from ..verdict import Failure
+from tutor.lazy import lazy
 
 np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 

@@ -12,9 +12,9 @@ import re
 import types
 from contextlib import contextmanager
 
-from .fakecuda import SEVERAL_SIGNATURES, BadSignature, check_signature_fits, kernel_returns_nothing
+from ..sim.fakecuda import SEVERAL_SIGNATURES, BadSignature, check_signature_fits, kernel_returns_nothing
 from .loader import LoadError, load_for_numba
-from .verdict import Failure
+from ..verdict import Failure
 
 CC = (8, 0)  # explicit compute capability: with no device present, the driver cannot be asked
 _CACHE: dict = {}

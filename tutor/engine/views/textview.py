@@ -6,15 +6,15 @@ learner and a model read one description of what went wrong.
 
 from __future__ import annotations
 
-from .trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
+from ..trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
                     fmt_dim)
-from .verdict import KIND_TITLES, Verdict
+from ..verdict import KIND_TITLES, Verdict
 
 
 def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
     """The verdict as the terminal shows it. Messages quote the learner's code and a kernel's prints
     (a model's, in a hint or an optimiser round), so they are escaped before our own colours go on."""
-    from ..textsafe import terminal_safe as safe
+    from tutor.textsafe import terminal_safe as safe
 
     ok = sum(1 for c in verdict.configs if c.passed)
     total = len(verdict.configs)

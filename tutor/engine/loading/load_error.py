@@ -33,7 +33,7 @@ class LoadError(Exception):
 
     def failures(self) -> list:
         """The verdict's failures for this error (a refused module has one per place)."""
-        from .verdict import Failure
+        from ..verdict import Failure
 
         found = getattr(self, "findings", None)
         if found:

@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 
 from .counters import SECTOR, bank_wavefronts, itemsize, units
 from .device_model import DEVICES, Device, occupancy
-from .trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
+from ..trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
 LINE = 128  # bytes per L1 cache line: the L1 pipe serves one line of a request per cycle
 

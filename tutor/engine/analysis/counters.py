@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
-from .trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
+from ..trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
 WARP = 32
 SECTOR = 32

@@ -16,9 +16,9 @@ import typing
 import numpy
 
 from .compile import intrinsic_types
-from .fakecuda import FakeCuda, FakeNumba, Unsupported
+from ..sim.fakecuda import FakeCuda, FakeNumba, Unsupported
 from .loader import check_kernel, execute
-from .sim import SimKernel
+from ..sim.launch import SimKernel
 
 
 # What an untrusted kernel's Python sees as builtins on the simulator: what Numba compiles in a kernel.

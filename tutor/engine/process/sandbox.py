@@ -31,10 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..store import folder_size
+from tutor.store import folder_size
 from . import wire
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ENV_KEEP = {"PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "PYTHONHASHSEED", "VIRTUAL_ENV",
             "LD_LIBRARY_PATH", "SYSTEMROOT", "NUMBA_CUDA_DRIVER", "CUDA_HOME", "CUDA_PATH",
             "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",

@@ -30,7 +30,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 from .devicearray import memory_of
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
 from .simarray import NeedsCheckedRun, SimArray, fast_local, new_array
-from .trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
+from ..trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
 _DONE = object()
 _DYNAMIC = "dynamic shared memory"  # the key of a block's dynamic shared array among its shared arrays

@@ -66,10 +66,10 @@ class Limits:
 
 # -- the classes a message may hold ----------------------------------------------------------------
 def _classes() -> dict:
-    from ..puzzles import LaunchConfig
-    from .check import CheckResult, ConfigRun
-    from .trace import ArrayInfo, BarrierRecord, Trace
-    from .verdict import ConfigResult, Failure, Verdict
+    from tutor.puzzles import LaunchConfig
+    from ..check import CheckResult, ConfigRun
+    from ..trace import ArrayInfo, BarrierRecord, Trace
+    from ..verdict import ConfigResult, Failure, Verdict
 
     return {c.__name__: c for c in (Verdict, Failure, ConfigResult, CheckResult, ConfigRun, LaunchConfig,
                                     Trace, ArrayInfo, BarrierRecord)}

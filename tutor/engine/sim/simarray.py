@@ -15,7 +15,7 @@ import math
 import operator
 import sys
 
-from .trace import ATOMIC, OOB_READ, OOB_WRITE, READ, UNINIT_READ, WRITE
+from ..trace import ATOMIC, OOB_READ, OOB_WRITE, READ, UNINIT_READ, WRITE
 
 _getframe = sys._getframe
 NAN = float("nan")

@@ -14,9 +14,9 @@ right: a wrong kernel hears about its output first.
 from __future__ import annotations
 
 from .counters import SECTOR, WARP, Counters, LineCounters
-from .trace import GLOBAL, SHARED
-from .verdict import Failure
-from ..puzzles import PERF_TARGETS
+from ..trace import GLOBAL, SHARED
+from ..verdict import Failure
+from tutor.puzzles import PERF_TARGETS
 
 # a ratio of sector counts equal in exact arithmetic may differ in the last bit
 EPSILON = 1e-9

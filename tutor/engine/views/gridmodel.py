@@ -22,9 +22,9 @@ import math
 from dataclasses import dataclass
 from operator import itemgetter
 
-from .trace import (ATOMIC, CONST, GLOBAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE,
+from ..trace import (ATOMIC, CONST, GLOBAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE,
                     Trace, fmt_dim)
-from ..lazy import lazy
+from tutor.lazy import lazy
 
 np = lazy("numpy", globals(), "np")  # the app starts before numpy loads
 

@@ -373,7 +373,7 @@ class _Builder:
 
     def call_numba(self, line: int, fn, *args, **kwargs):
         """Numba's own code (cuda.jit, a type's call): what it raises is the learner's load error."""
-        from .fakecuda import BadSignature, Unsupported
+        from ..sim.fakecuda import BadSignature, Unsupported
 
         try:
             return fn(*args, **kwargs)
