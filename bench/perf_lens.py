@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tutor.engine.check import plan, run_sim  # noqa: E402
+from tutor.engine.judge import plan, run_sim  # noqa: E402
 from tutor.engine.analysis.counters import count  # noqa: E402
 from tutor.puzzles import load_catalog  # noqa: E402
 
@@ -135,7 +135,7 @@ LAUNCHER = """
 import sys
 sys.path.insert(0, {root!r})
 import numpy as np
-from tutor.engine.check import fresh_output, plan
+from tutor.engine.judge import fresh_output, plan
 from tutor.engine.gpu import import_cuda
 from tutor.engine.loading.loader import load_for_numba
 from tutor.puzzles import load_catalog

@@ -52,7 +52,7 @@ def start(rounds: int) -> None:
 
 
 def checks(rounds: int) -> None:
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
     from tutor.engine.runner import Runner
     from tutor.puzzles import load_catalog
 
@@ -102,7 +102,7 @@ def fresh(rounds: int, backend: str = "sim", pause: float = 0.0) -> None:
         return puzzle.reference + f"\n# edit {next(edits)}\n"
 
     def untrusted_in_warm_child(puzzle):
-        from tutor.engine.check import plan
+        from tutor.engine.judge import plan
 
         planned = plan(puzzle, 1, 3)
         request = {"op": "check", "puzzle": puzzle.id, "source": edited(puzzle), "filename": "ref.py", "seed": 1,

@@ -105,7 +105,7 @@ class Case:
 def build_cases(only=None):
     import numpy as np
 
-    from tutor.engine.check import fresh_output, make_inputs
+    from tutor.engine.judge import fresh_output, make_inputs
     from tutor.puzzles import load_catalog
 
     cases = []

@@ -183,7 +183,7 @@ def test_a_pipe_in_place_of_the_hint_log_costs_the_record_not_a_hang(tmp_path):
 def test_the_hint_context_names_the_costly_lines_by_the_memory_counters(catalog):
     """A transpose that reads rows and writes columns straight to global memory: the checker says
     the puzzle wants shared memory; the counters say why, line by line."""
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
 
     naive = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a, rows, cols):\n"
              "    i, j = cuda.grid(2)\n    if i < rows and j < cols:\n        out[j, i] = a[i, j]\n")

@@ -139,7 +139,7 @@ class PaneApp(App):
 
 def test_the_roofline_places_the_kernel_when_the_puzzle_declares_its_flops(catalog):
     """The app hands the pane the puzzle's FLOPs per config; the picture then has the point."""
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
 
     puzzle = catalog.get("matmul")
     result = check_sim(puzzle, puzzle.reference, "kernel.py", seed=1, compile=False)
@@ -181,7 +181,7 @@ def test_the_help_lists_the_counters_keys_and_the_gutter_marks():
 def test_a_config_without_a_trace_says_so_and_the_keys_stay_in_the_pane(catalog):
     from dataclasses import replace
 
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
 
     puzzle = catalog.get("transpose")
     result = check_sim(puzzle, puzzle.reference, "kernel.py", seed=1, compile=False)

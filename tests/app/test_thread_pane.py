@@ -18,7 +18,7 @@ from tutor.app.widgets.arrays import ArrayView
 from tutor.app.widgets.grid import GLYPHS, ThreadGrid
 from tutor.app.widgets.thread_detail import ThreadDetail
 from tutor.app.widgets.thread_pane import ThreadPane
-from tutor.engine.check import ConfigRun, check_sim, simulate
+from tutor.engine.judge import ConfigRun, check_sim, simulate
 from tutor.engine.views.gridmodel import fmt_value
 from sample_kernels import DOT_NO_BARRIER
 from tutor.puzzles import LaunchConfig, load_catalog

@@ -187,5 +187,5 @@ def test_the_scored_shape_is_the_same_work_at_every_verification():
     naive = (KERNELS / "attention_document" / "naive.py").read_text()
     first, second = (verify("attention_document", naive) for _ in range(2))
     assert first.passed and second.passed
-    (a,), (b,) = ([r for r in v.global_bytes if r["scored"]] for v in (first, second))
+    (a,), (b,) = ([r.to_json() for r in v.measures if r.scored] for v in (first, second))
     assert a["shape"] == b["shape"] == [1, 1, 97, 24] and a["bytes"] == b["bytes"]

@@ -57,7 +57,7 @@ def kinds(result):
 def test_an_honest_candidate_is_correct_and_its_bytes_are_counted(task):
     result = verify(task, HONEST)
     assert result.passed, [f.to_json() for f in result.failures]
-    assert {tuple(b["shape"]): b["bytes"] for b in result.global_bytes}[(7,)] == 7 * 4 * 2
+    assert {tuple(b.shape): b.bytes for b in result.measures}[(7,)] == 7 * 4 * 2
 
 
 def test_a_launch_that_does_nothing_leaves_poisoned_output_and_no_record_of_work(task):
@@ -150,16 +150,16 @@ def test_past_the_screen_the_real_compiler_still_stops_the_forger_before_any_of_
     from tutor.engine.process.sandbox import Child
 
     marker = tmp_path / "ran"
-    with Child("tutor.coach.verify_child", ["sim"], memory_mb=4096) as child:
-        loaded, _ = child.ask({"op": "load", "source": FORGER.replace("MARKER", repr(str(marker)))}, timeout=120)
+    with Child("tutor.engine.child", ["sim"], memory_mb=4096) as child:
+        loaded, _ = child.ask({"op": "task_load", "source": FORGER.replace("MARKER", repr(str(marker)))}, timeout=120)
         assert [f["line"] for f in loaded["failures"]] == [13]  # building it already refuses `o._exit`
     # without the private name the builder refuses, the compiler is what stops it
     forger = FORGER.replace("o._exit(0)", "o.kill(o.getpid(), 9)").replace("MARKER", repr(str(marker)))
-    with Child("tutor.coach.verify_child", ["sim"], memory_mb=4096) as child:
-        loaded, _ = child.ask({"op": "load", "source": forger}, timeout=120)
+    with Child("tutor.engine.child", ["sim"], memory_mb=4096) as child:
+        loaded, _ = child.ask({"op": "task_load", "source": forger}, timeout=120)
         assert loaded["failures"] == []
         x = np.ones(7, dtype=np.float32)
-        records, arrays = child.ask({"op": "run", "out_shape": [7], "repeat": 2}, [x], timeout=120)
+        records, arrays = child.ask({"op": "task_run", "out_shape": [7], "repeat": 2}, [x], timeout=120)
     assert records["ran"] is False and arrays == []
     assert [i["kind"] for i in records["issues"]] == ["compile_error"]
     assert "yield" in records["issues"][0]["message"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tutor.engine.check import check_sim
+from tutor.engine.judge import check_sim
 from tutor.puzzles import load_catalog
 
 CONTENT = Path(__file__).resolve().parents[2] / "content"

@@ -10,7 +10,7 @@ import dataclasses
 
 import pytest
 
-from tutor.engine.check import check_sim
+from tutor.engine.judge import check_sim
 from tutor.puzzles import load_catalog
 
 SEEDS = (1, 2)

@@ -6,7 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from tutor.engine.check import _launch_key, configs_for
+from tutor.engine.judge import _launch_key, configs_for
 from tutor.puzzles import load_catalog
 
 ALL = load_catalog().ids()

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tutor.engine.check import check_sim
+from tutor.engine.judge import check_sim
 
 SEEDS = (1, 2)
 

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from tutor.engine.check import check_sim
+from tutor.engine.judge import check_sim
 from tutor.engine.loading.compile import nvvm_missing
 from tutor.puzzles import load_catalog
 

@@ -11,7 +11,7 @@ import textwrap
 import numpy as np
 
 from tutor.engine.process import wire
-from tutor.engine.check import check_sim, simulate
+from tutor.engine.judge import check_sim, simulate
 
 
 def oob(src, blocks, threads, **args):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tutor.engine.check import check_sim
+from tutor.engine.judge import check_sim
 from tutor.engine.loading.compile import nvvm_missing, trim_numba_error
 
 pytestmark = pytest.mark.skipif(nvvm_missing() is not None, reason="NVVM is part of the default install; "

@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 from tutor.engine.analysis.counters import count
 
 
@@ -173,7 +173,7 @@ def test_occupancy_follows_the_launch_shape_and_shared_memory_and_says_registers
 
 
 def test_every_simulator_verdict_carries_its_counters_and_the_costly_lines_in_words(catalog):
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
     from tutor.engine.analysis.counters import advice, verdict_advice
 
     puzzle = catalog.get("transpose")

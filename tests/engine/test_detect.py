@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 
 
 def run(src, blocks, threads, **arrays):

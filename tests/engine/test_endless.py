@@ -4,7 +4,7 @@ millions of accesses, and judging, counting and sending them all took longer tha
 
 import time
 
-from tutor.engine.check import SPUN_EVENTS, check_sim
+from tutor.engine.judge import SPUN_EVENTS, check_sim
 from tutor.engine.runner import Runner
 
 ENDLESS = """from numba import cuda

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 from tutor.engine.trace import LOCAL, READ, WRITE
 
 HEADER = "from numba import cuda\nimport numba\nimport math\n"

@@ -19,11 +19,11 @@ from tutor.engine.process.forkserver import ForkServer
 from tutor.engine.runner import SERVED_ENV, Runner, answer_limits
 from tutor.engine.process.sandbox import Child, ChildDied
 
-PATCH = ("import tutor.engine.check as check\n"
+PATCH = ("import tutor.engine.judge as check\n"
          "check.judge = lambda *a, **k: 'patched'\n"
          "open('left-behind.txt', 'w').write('x' * 1000)\n"
          "result = 'patched'\n")
-LOOK = ("import os, tutor.engine.check as check\n"
+LOOK = ("import os, tutor.engine.judge as check\n"
         "result = [getattr(check.judge, '__name__', 'patched'), os.path.exists('left-behind.txt'), os.getpid()]\n")
 
 
@@ -95,7 +95,7 @@ def test_a_child_that_dies_says_how(server):
 
 # -- what a check may send and write --------------------------------------------------------------
 def map_limits(catalog):
-    from tutor.engine.check import plan
+    from tutor.engine.judge import plan
 
     planned = plan(catalog.get("map"), seed=1)
     return answer_limits([(p.config, p.inputs) for p in planned], "sim", 20)

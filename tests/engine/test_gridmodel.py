@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tutor.engine.analysis import detect
-from tutor.engine.check import ConfigRun, check_sim, racing_of, simulate
+from tutor.engine.judge import ConfigRun, check_sim, racing_of, simulate
 from tutor.engine.views.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, build,
                                     fmt_value)
 from tutor.engine.trace import OOB_READ

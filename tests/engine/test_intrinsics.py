@@ -10,7 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 from tutor.engine.loading.compile import compile_launches, nvvm_missing
 from tutor.engine.loading.loader import load_module_for_numba
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.engine.check import add_compile_result, merge_device, one_root_cause
+from tutor.engine.judge import add_compile_result, merge_device, one_root_cause
 from tutor.engine.runner import Runner
 from tutor.engine.verdict import Failure, Verdict
 
@@ -83,7 +83,7 @@ def kernel(out, a):
 
 
 def test_a_misspelt_name_is_one_compile_error_not_also_a_runtime_error():
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
     from tutor.engine.loading.compile import nvvm_missing
     from tutor.puzzles import load_catalog
 
@@ -102,7 +102,7 @@ def test_the_apps_late_compile_result_folds_the_same_way():
 
 
 def test_merging_with_a_device_that_did_not_run_fails():
-    from tutor.engine.check import CheckResult
+    from tutor.engine.judge import CheckResult
 
     sim = CheckResult(Verdict("map", "sim", True))
     device = CheckResult(Verdict("map", "gpu", False, failures=[Failure("runtime_error", "no GPU")]))
@@ -111,7 +111,7 @@ def test_merging_with_a_device_that_did_not_run_fails():
 
 
 def test_a_file_that_never_ran_says_so_not_zero_of_zero():
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
     from tutor.engine.views.textview import verdict_text
     from tutor.puzzles import load_catalog
 
@@ -123,7 +123,7 @@ def test_a_file_that_never_ran_says_so_not_zero_of_zero():
 @pytest.mark.parametrize("case", ["shared-barrier_inside_the_guard", "dot-barrier_inside_the_guard",
                                   "matmul-guard_around_the_tile_loop"])
 def test_cells_a_diverged_block_never_wrote_are_told_under_the_divergence(case):
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
     from tutor.puzzles import load_catalog
 
     pid, kind, source, seed = CASES[case]
@@ -138,7 +138,7 @@ def test_a_timed_run_that_wrote_less_than_the_judged_run_fails_the_check(catalog
     """The judge's half of the GPU's timing: what the device reported from its timed runs."""
     import numpy as np
 
-    from tutor.engine.check import CheckResult, ConfigRun, _config_result, judge, plan
+    from tutor.engine.judge import CheckResult, ConfigRun, _config_result, judge, plan
 
     puzzle = catalog.get("map")
     planned = plan(puzzle, seed=4, n_random=0)

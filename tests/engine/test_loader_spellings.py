@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from tutor.engine.check import check_sim, simulate
+from tutor.engine.judge import check_sim, simulate
 from tutor.engine.loading.compile import compile_check, nvvm_missing
 from tutor.engine.loading.loader import LoadError
 from tutor.engine.loading.sim_loader import load_for_sim, load_module_for_sim

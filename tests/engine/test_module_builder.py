@@ -347,7 +347,7 @@ HONEST_SHAPES = {
 @pytest.mark.skipif(nvvm_missing() is not None, reason="NVVM is part of the default install")
 @pytest.mark.parametrize("shape", sorted(HONEST_SHAPES))
 def test_honest_shapes_a_reviewer_found_refused_when_served_pass(catalog, shape):
-    from tutor.engine.check import check_sim
+    from tutor.engine.judge import check_sim
 
     source = HONEST_SHAPES[shape]
     for compile_first in (False, True):  # a learner's own file, and a served one

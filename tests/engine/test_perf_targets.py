@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from tutor.engine.check import check_sim
+from tutor.engine.judge import check_sim
 from tutor.engine.runner import Runner
 from tutor.puzzles import ContentError, load_catalog
 

@@ -5,7 +5,7 @@ import textwrap
 
 import numpy as np
 
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 
 HEAD = "from numba import cuda\nimport numba\n\nTPB = 4\n\n\n"
 

@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 
 from cli_run import run_cli
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 from tutor.engine.analysis.counters import count
 from tutor.engine.analysis.device_model import DEVICES, memory_bound
 from tutor.engine.analysis.roofline import NO_FLOPS, Roofline, roofline

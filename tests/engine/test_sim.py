@@ -7,7 +7,7 @@ import textwrap
 
 import numpy as np
 
-from tutor.engine.check import simulate
+from tutor.engine.judge import simulate
 from tutor.engine.trace import READ, SHARED, WRITE
 
 

@@ -39,7 +39,7 @@ def raw(body: bytes, arrays: list[bytes] = ()) -> tuple:
 def test_a_verdict_with_a_trace_and_arrays_comes_back_whole():
     trace = Trace(grid=(1, 1, 1), block=(4, 1, 1), arrays=[ArrayInfo(0, "out", "global", (4,), "float32")],
                   events=[(0, 1, 0, 0, 1.5, 7, 0, 0), (1, 4, 0, (9,), None, 8, 0, 0)], stopped={3: "ended"})
-    verdict = Verdict(puzzle="map", backend="sim", passed=False, seed=3,
+    verdict = Verdict(puzzle="map", backend="sim", seed=3,
                       failures=[Failure(kind="race", message="m", block=(0,), thread=(1,))])
     (header, _) = roundtrip({"v": verdict, "t": trace, "a": np.arange(6, dtype=np.float32).reshape(2, 3)})
     assert header["v"] == verdict and header["t"] == trace

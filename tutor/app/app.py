@@ -748,7 +748,7 @@ class TutorApp(App):
         _, result, seconds = self._pending_run
         self._pending_run = None
         verdict = result.verdict
-        from ..engine.check import add_compile_result  # numpy loads after the app has started
+        from ..engine.judge import add_compile_result  # numpy loads after the app has started
 
         failure, note = self._compiled.pop(generation, (None, None))
         add_compile_result(verdict, failure, note)

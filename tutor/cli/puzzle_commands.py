@@ -214,7 +214,7 @@ def _profile_task(args) -> int:
         raise UsageError(f"no such file: {args.file}")
     source = path.read_text(encoding="utf-8")
     verdict = verify(args.puzzle, source, "sim")
-    record = next((r for r in verdict.global_bytes if r.get("counters")), None)
+    record = next((r.to_json() for r in verdict.measures if r.counters), None)
     if args.json:
         print(json.dumps({"task": args.puzzle, "passed": verdict.passed, "shape": record and record["shape"],
                           "kernels": record["counters"] if record else [],

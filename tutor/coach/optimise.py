@@ -290,11 +290,12 @@ class TaskTarget:
         verdict = verify(self.name, source, self.backend, timeout=self.timeout)
         failures = [f.to_json() for f in verdict.failures]
         compiled = not any(f["kind"] in ("compile_error", "static") for f in failures)
-        j = Judgement(verdict.passed, compiled, failures, timing=verdict.timing, flags=list(verdict.flags))
+        j = Judgement(verdict.passed, compiled, failures, timing=verdict.timing and verdict.timing.to_json(),
+                      flags=list(verdict.flags))
         if j.correct and self.backend == "gpu" and j.timing:
             j.score, j.score_kind = float(j.timing["speedup"]), "speedup"
-        elif j.correct and verdict.global_bytes:
-            mine, base = scored_record(verdict.global_bytes), self.naive_record()
+        elif j.correct and verdict.measures:
+            mine, base = scored_record([m.to_json() for m in verdict.measures]), self.naive_record()
             if mine and base and mine.get("modelled_s") and base.get("modelled_s"):
                 j.score, j.score_kind = base["modelled_s"] / mine["modelled_s"], "modelled"
                 j.timing = {"shape": mine["shape"], "modelled_us": mine["modelled_s"] * 1e6,
@@ -312,7 +313,7 @@ class TaskTarget:
             from .verify import verify
 
             verdict = verify(self.name, self.task.source("naive"), "sim", timeout=self.timeout)
-            self._baseline = scored_record(verdict.global_bytes) or {}
+            self._baseline = scored_record([m.to_json() for m in verdict.measures]) or {}
         return self._baseline if self._baseline.get("modelled_s") else None
 
 

@@ -24,7 +24,8 @@ import numpy as np
 from ..engine.process import wire
 from ..engine.analysis.modelled_time import floor_seconds, least_seconds
 from ..engine.process.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
-from ..engine.verdict import KINDS, ConfigResult, Failure, Verdict
+from ..engine.analysis.detect import bad_cells
+from ..engine.verdict import KINDS, ConfigResult, Failure, GpuTiming, ShapeMeasure, Verdict
 
 DEFAULT_TIMEOUT = 120.0
 MEMORY_MB = 8192
@@ -41,7 +42,7 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
     from .tasks import load_task
 
     spec = load_task(task)  # an unknown task is a usage error (KeyError), before anything runs
-    verdict = Verdict(puzzle=task, backend=backend, passed=False)
+    verdict = Verdict(puzzle=task, backend=backend)
     findings = check_task_module(source, "candidate.py")
     if findings:
         verdict.failures = [Failure(kind="static", rule=f.rule, line=f.line, message=f"{f.message} {f.fix}".strip())
@@ -55,7 +56,7 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
     deadline = time.monotonic() + timeout
     beside = None
     if backend == "gpu":  # a GPU judges outputs only: the simulator's detections run beside it
-        simulated = Verdict(puzzle=task, backend="sim", passed=False)
+        simulated = Verdict(puzzle=task, backend="sim")
         beside = threading.Thread(target=_Judge(spec, source, "sim", deadline, timeout).run, args=(simulated,),
                                   name="gpu-tutor-verify-sim", daemon=True)
         beside.start()
@@ -68,7 +69,6 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
             beside.join()
     if beside is not None:
         _add_simulator(verdict, simulated)
-    verdict.passed = not verdict.failures and bool(verdict.configs)
     verdict.sort()
     return verdict
 
@@ -82,7 +82,7 @@ def _add_simulator(verdict: Verdict, simulated: Verdict) -> None:
         f.config = f"simulator, {f.config}" if f.config else "simulator"
     verdict.failures += simulated.failures
     verdict.configs = simulated.configs + verdict.configs
-    verdict.global_bytes = simulated.global_bytes
+    verdict.measures = simulated.measures
     verdict.notes += [n for n in simulated.notes if n not in verdict.notes]
     if not simulated.configs and not simulated.failures:
         verdict.failures.append(Failure(kind="runtime_error", config="simulator",
@@ -100,13 +100,13 @@ class _Judge:
         self.reference, self.inputs_mod = task.module("reference"), task.module("inputs")
 
     def run(self, verdict: Verdict) -> None:
-        child = Child("tutor.coach.verify_child", [self.backend], memory_mb=MEMORY_MB, gpu=self.backend == "gpu",
+        child = Child("tutor.engine.child", [self.backend], memory_mb=MEMORY_MB, gpu=self.backend == "gpu",
                       cpu_seconds=int(self.timeout) + 60,
                       env={"NUMBA_ENABLE_CUDASIM": "1" if self.backend == "numba-sim" else "0"})
         try:
             with child:
                 self.child = child
-                loaded, _ = self.ask({"op": "load", "source": self.source})
+                loaded, _ = self.ask({"op": "task_load", "source": self.source})
                 verdict.failures += [_failure(f) for f in loaded["failures"]]
                 if not verdict.failures:
                     self.cases(verdict)
@@ -136,30 +136,35 @@ class _Judge:
             self.child.end_request()
 
     def cases(self, verdict: Verdict) -> None:
-        for shape, repeat, role in self.shapes():
-            failures = self.case(shape, verdict, repeat=repeat, role=role)
+        for n, (shape, role) in enumerate(self.shapes()):
+            failures = self.case(shape, verdict, self.starts(n), role=role)
             verdict.failures += failures
             if any(f.kind in ("compile_error", "runtime_error") for f in failures):
                 break
 
-    def shapes(self) -> list[tuple[tuple, int, str]]:
-        """(shape, runs, role) of each case, role "fixed", "scored" or "drawn": the task's fixed shapes, cycled to MIN_CASES cases with
-        fresh inputs each time, each run twice (a second run that differs is nondeterminism); then on
-        our simulator the scored shape (`sim_scored`: fixed, so the baseline and every candidate are
-        measured on the same work) and the shapes drawn here from the task's `sim_random` rules: past
-        every tile and window a kernel might assume, from a seed the candidate never sees, new at
-        every verification. The scored and drawn shapes run once: the simulator is deterministic and
-        its detectors judge that run's trace, so a second run would double the largest cases' cost
-        and could find nothing new."""
+    def starts(self, n: int) -> list:
+        """What `out` holds before each of a case's two runs (task_child.start_of): NaN first, then
+        zeros or random numbers in turn. A task's `out` may hold anything, so both runs must write
+        the answer; a kernel that reads `out` before writing it, or skips work when it holds
+        numbers, fails one of them. The answer itself is never a start: it never leaves this process."""
+        return ["nan", "zeros" if n % 2 == 0 else int(self.rng.integers(1, 2**31))]
+
+    def shapes(self) -> list[tuple[tuple, str]]:
+        """(shape, role) of each case, role "fixed", "scored" or "drawn": the task's fixed shapes,
+        cycled to MIN_CASES cases with fresh inputs each time; then on our simulator the scored
+        shape (`sim_scored`: fixed, so the baseline and every candidate are measured on the same
+        work) and the shapes drawn here from the task's `sim_random` rules: past every tile and
+        window a kernel might assume, from a seed the candidate never sees, new at every
+        verification. Every case runs twice, from two starts of `out` (starts)."""
         sim = self.backend == "sim"
         drawn = self.task.random_shapes(self.rng) if sim else []
         scored = [self.task.scored_shape()] if sim and self.task.scored_shape() else []
         fixed = self.task.shapes(self.backend)
         n = max(MIN_CASES - len(drawn) - len(scored), len(fixed)) if fixed else 0
-        return ([(fixed[i % len(fixed)], 2, "fixed") for i in range(n)] + [(shape, 1, "scored") for shape in scored]
-                + [(shape, 1, "drawn") for shape in drawn])
+        return ([(fixed[i % len(fixed)], "fixed") for i in range(n)] + [(shape, "scored") for shape in scored]
+                + [(shape, "drawn") for shape in drawn])
 
-    def case(self, shape, verdict: Verdict, repeat: int = 2, role: str = "fixed") -> list[Failure]:
+    def case(self, shape, verdict: Verdict, starts: list, role: str = "fixed") -> list[Failure]:
         where = f"shape {tuple(shape)}"
         # The scored shape's inputs are the same at every verification (a fixed seed of the task's
         # name): where the work depends on the data (attention_document's documents) the baseline and
@@ -173,7 +178,8 @@ class _Judge:
         # the fixed shapes of a task that has none), never on a drawn shape, which nothing scores.
         model = self.backend == "sim" and (role == "scored" or (role == "fixed" and not self.task.scored_shape()))
         try:
-            records, arrays = self.ask({"op": "run", "out_shape": list(out_shape), "repeat": repeat,
+            repeat = len(starts)
+            records, arrays = self.ask({"op": "task_run", "out_shape": list(out_shape), "starts": starts,
                                         "model": model}, inputs,
                                        outputs=[4 * math.prod(out_shape)] * repeat + [x.nbytes for x in inputs])
         except ChildFailed as e:
@@ -187,7 +193,8 @@ class _Judge:
                                                                                   "answered without its outputs")]
         got, again, after = arrays[0], arrays[repeat - 1], arrays[repeat:]
         floor = sum(int(x.nbytes) for x in inputs) + int(np.prod(out_shape)) * 4
-        judged = self.compare(inputs, after, got, again, expected, where, records.get("writes", {}), names)
+        judged = self.compare(inputs, after, got, again, expected, where, records.get("writes", {}), names,
+                              starts[-1])
         # the floor only judges an answer that is right (a wrong one moves less for being wrong)
         failures += self.plausible(records, floor if not judged else 0, where) + judged
         modelled = _modelled(records.get("modelled")) if model else None
@@ -198,15 +205,15 @@ class _Judge:
             verdict.notes.append(f"no modelled time at {where}, so no score: the model failed "
                                  f"({fault['error'][:200]})")
         if isinstance(records.get("moved"), int):
-            record = {"shape": list(shape), "bytes": int(records["moved"]), "floor": floor,
-                      "scored": role == "scored", "drawn": role == "drawn"}
+            record = ShapeMeasure(list(shape), int(records["moved"]), floor, scored=role == "scored",
+                                  drawn=role == "drawn")
             if modelled is not None:
-                record.update(modelled_s=modelled["seconds"], floor_s=floor_seconds(floor),
-                              modelled=modelled["kernels"])
+                record.modelled_s, record.floor_s = modelled["seconds"], floor_seconds(floor)
+                record.modelled = modelled["kernels"]
             counted = _counted(records.get("counters")) if model else None
             if counted:
-                record["counters"] = counted  # the child's word, for the profile's table: never scored
-            verdict.global_bytes.append(record)
+                record.counters = counted  # the child's word, for the profile's table: never scored
+            verdict.measures.append(record)
         verdict.configs[-1].passed = not failures
         return failures
 
@@ -243,14 +250,14 @@ class _Judge:
                 f"{where})" if modelled is not None else f"the records of the modelled time are malformed ({where})"))]
         return []
 
-    def compare(self, inputs, after, got, again, expected, where, writes=None, names=()) -> list[Failure]:
+    def compare(self, inputs, after, got, again, expected, where, writes=None, names=(), start="zeros") -> list[Failure]:
         """Inputs left as they were, then the output. A wrong output after a write into an input
         follows from it (the reference saw the input unchanged): it is told inside that failure, not
         as a second one to chase."""
         mutated = [self.mutation(i, a, b, where, (writes or {}).get(str(i)), names)
                    for i, (a, b) in enumerate(zip(inputs, after))
                    if not (a.shape == b.shape and np.array_equal(a, b, equal_nan=True))]
-        output = self.output(got, again, expected, where)
+        output = self.output(got, again, expected, where, start)
         if mutated and output:
             first = mutated[0]
             first.message += " Following from it: " + "; ".join(f.message for f in output)
@@ -267,7 +274,7 @@ class _Judge:
             f"the candidate wrote into {cells}its input `{name}`{at} ({where}): inputs are read-only; "
             "keep intermediate values in a scratch array from cuda.device_array."))
 
-    def output(self, got, again, expected, where) -> list[Failure]:
+    def output(self, got, again, expected, where, start="zeros") -> list[Failure]:
         if got.shape != expected.shape:
             return [Failure(kind="wrong_shape", config=where,
                             message=f"out has shape {got.shape}, expected {expected.shape} ({where})")]
@@ -280,6 +287,15 @@ class _Judge:
             return [wrong]
         if again is got:
             return []
+        started = "zeros" if start == "zeros" else "random numbers"
+        if again.shape == got.shape and (self.wrong(again, expected, where) is not None or not np.isfinite(again).all()):
+            if np.allclose(again, got, rtol=self.rtol, atol=self.atol, equal_nan=False):
+                return []  # cannot happen: the first run was right
+            bad = int(bad_cells(expected, again, self.rtol, self.atol).sum())
+            return [Failure(kind="wrong_output", config=where, count=bad, message=(
+                f"the first run (out filled with NaN) was right, but a second run on the same inputs with out "
+                f"starting as {started} left {bad} cell(s) wrong ({where}): out may hold anything when the kernel "
+                "starts; write every cell of it, and never read it before writing it"))]
         if again.shape != got.shape or not np.allclose(again, got, rtol=self.rtol, atol=self.atol, equal_nan=False):
             return [Failure(kind="nondeterministic", config=where, message=(
                 f"a second run on the same inputs gave different results ({where}): look for a missing barrier "
@@ -287,8 +303,9 @@ class _Judge:
         return []
 
     def wrong(self, got, expected, where) -> Failure | None:
+        """The one rule for a wrong cell (detect.bad_cells, a puzzle's too), at the task's tolerance."""
         err = np.abs(got.astype(np.float64) - expected)
-        ok = err <= self.atol + self.rtol * np.abs(expected)
+        ok = ~bad_cells(expected, got, self.rtol, self.atol)
         if ok.all():
             return None
         worst = np.unravel_index(int(np.argmax(err - self.rtol * np.abs(expected))), err.shape)
@@ -307,7 +324,7 @@ class _Judge:
         # Two timed runs are judged too, one of them drawn here: the output is poisoned before every
         # timed run, so a kernel that skips work when `out` already holds numbers is caught, not timed.
         keep = sorted({int(self.rng.integers(0, TIMING_RUNS)), TIMING_RUNS - 1})
-        answer, arrays = self.ask({"op": "time", "out_shape": list(out_shape), "n_inputs": len(inputs),
+        answer, arrays = self.ask({"op": "task_time", "out_shape": list(out_shape), "n_inputs": len(inputs),
                                    "runs": TIMING_RUNS, "baseline": self.task.source("naive"),
                                    "keep_runs": keep}, inputs + fresh,
                                   outputs=[4 * math.prod(out_shape)] * (1 + len(keep)))
@@ -327,9 +344,8 @@ class _Judge:
         mine, base = answer["mine"], answer["base"]
         ms, base_ms = float(mine["ms"]), float(base["ms"])
         speedup = base_ms / ms if ms > 0 else float("inf")
-        verdict.timing = {"shape": list(shape), "ms": ms, "baseline_ms": base_ms, "speedup": speedup,
-                          "runs": TIMING_RUNS, "host_enqueue_ms": mine["host_enqueue_ms"],
-                          "baseline_host_enqueue_ms": base["host_enqueue_ms"]}
+        verdict.timing = GpuTiming(list(shape), ms, base_ms, speedup, TIMING_RUNS, float(mine["host_enqueue_ms"]),
+                                   float(base["host_enqueue_ms"]))
         if mine["enqueue_outlasted_hold"] or base["enqueue_outlasted_hold"]:
             verdict.flags.append("the host took longer to enqueue a launch than the GPU was held; those runs "
                                  "include idle time")
@@ -339,8 +355,8 @@ class _Judge:
 
 
     def close(self, got, expected) -> bool:
-        return got.shape == np.shape(expected) and bool(np.isfinite(got).all()) and \
-            bool(np.allclose(got, expected, rtol=self.rtol, atol=self.atol))
+        bad = bad_cells(expected, got, self.rtol, self.atol)
+        return bad is not None and not bad.any()
 
 
 _KERNEL_TERMS = ("seconds", "launch_s", "blocks_s", "latency_s", "pipe_s", "dram_s", "atomic_s")

@@ -26,6 +26,7 @@ def handler(argv: list[str]):
     backend = argv[0] if argv else "sim"
     content = argv[1] if len(argv) > 1 and argv[1] else None
     catalogs: dict = {}
+    task_state: dict = {}  # a coaching task's candidate, loaded once per verification
 
     def warm():
         warm_up(backend)
@@ -37,7 +38,7 @@ def handler(argv: list[str]):
         if backend == "gpu":  # the CUDA context and a first launch in it, before the learner's run asks
             _launch_once(WARM_KERNEL)
 
-    return (lambda request, arrays: handle(backend, request, catalogs)), warm, fresh
+    return (lambda request, arrays: handle(backend, request, catalogs, arrays, task_state)), warm, fresh
 
 
 def warm_up(backend: str) -> None:
@@ -45,7 +46,7 @@ def warm_up(backend: str) -> None:
     engine's own imports (a forked child starts with them). A GPU's driver is not touched here: a
     fork server must not hold a CUDA context its children would share."""
     try:
-        from . import check
+        from . import judge
         from .analysis import counters, detect
         from .loading import module_builder, sim_loader
         from .sim import launch as sim  # noqa: F401
@@ -102,7 +103,7 @@ def _launch_once(source: str) -> None:
 def _run_once(source: str) -> None:
     import numpy as np
 
-    from .check import simulate
+    from .judge import simulate
     from .loading.compile import compile_check
     from .analysis.counters import count
 
@@ -116,10 +117,16 @@ def _run_once(source: str) -> None:
 _PREPARED: dict = {}
 
 
-def handle(backend: str, request: dict, catalogs: dict):
+def handle(backend: str, request: dict, catalogs: dict, arrays: list = (), task_state: dict | None = None):
+    """One protocol for every verdict: a puzzle's check (check, compile, prepare) and a coaching
+    task's verification (task_load, task_run, task_time: see task_child.py)."""
     op = request["op"]
     if op == "ping":
         return "pong"
+    if op.startswith("task_"):
+        from .task_child import handle as task_handle
+
+        return task_handle(backend, {} if task_state is None else task_state, {**request, "op": op[5:]}, list(arrays))
     if op in ("check", "compile", "prepare"):
         from tutor.puzzles import load_catalog
 
@@ -129,7 +136,7 @@ def handle(backend: str, request: dict, catalogs: dict):
         puzzle = catalogs[root].get(request["puzzle"])
         untrusted = bool(request.get("untrusted"))  # built from its syntax tree, never run (loader.execute)
         if op == "compile":
-            from .check import compile_puzzle
+            from .judge import compile_puzzle
 
             return compile_puzzle(puzzle, request["source"], request["filename"], untrusted=untrusted)
         if request.get("untrusted") and backend == "numba-sim":  # Numba's simulator runs kernels as Python
@@ -142,7 +149,7 @@ def handle(backend: str, request: dict, catalogs: dict):
         if backend == "sim" and op == "prepare":
             raise ValueError("the simulator takes no GPU turn: nothing to prepare")
         if backend == "sim":
-            from .check import run_sim
+            from .judge import run_sim
 
             return _outputs_only(run_sim(puzzle, request["source"], request["filename"], configs,
                                          seed=request.get("seed"), timeout=request["timeout"],
@@ -196,10 +203,10 @@ def _outputs_only(result):
 
 def _refusal(puzzle, backend: str, request: dict, failures: list):
     """A check that stops before anything of the file is loaded: its verdict, with why."""
-    from .check import CheckResult
+    from .judge import CheckResult
     from .verdict import Verdict
 
-    return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=request.get("seed"),
+    return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, seed=request.get("seed"),
                                failures=failures))
 
 

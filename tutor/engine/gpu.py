@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from tutor.puzzles import Puzzle
-from .check import CheckResult, ConfigRun, _config_result, fresh_output, judge, plan
+from .judge import CheckResult, ConfigRun, _config_result, fresh_output, judge, plan
 from .loading.loader import LoadError, load_for_numba
 from .verdict import Failure, Verdict
 
@@ -101,7 +101,7 @@ def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
     backend = numba_backend()
     if backend == "gpu":
         device_description()  # no GPU here: said now, not after waiting for the room's turn
-    verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False)
+    verdict = Verdict(puzzle=puzzle.id, backend=backend)
     result = CheckResult(verdict)
     try:
         namespace = load_for_numba(source, filename, puzzle.signature, untrusted=untrusted)
@@ -154,13 +154,13 @@ def run_numba(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed
               timing_runs: int = TIMING_RUNS, namespace: dict | None = None,
               timed: list[int] | None = None, untrusted: bool = False) -> CheckResult:
     """Every (config, inputs) on the GPU (or Numba's simulator): what the kernel wrote and, on a GPU,
-    its time; `check.judge` compares the outputs with the answers this process never sees.
+    its time; `judge.judge` compares the outputs with the answers this process never sees.
     `namespace`: the file as prepare_numba loaded and compiled it. `timed`: which configs to time
     (None: every one)."""
     backend = numba_backend()
     cuda = import_cuda()
     description = device_description()
-    verdict = Verdict(puzzle=puzzle.id, backend=backend, passed=False, seed=seed)
+    verdict = Verdict(puzzle=puzzle.id, backend=backend, seed=seed)
     verdict.device = description.split(" (compute capability")[0]
     verdict.notes.append(f"ran on {description}")
     result = CheckResult(verdict)

@@ -185,11 +185,11 @@ class Runner:
               untrusted: bool = False):
         """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it.
         `untrusted`: a model wrote the code; on the simulator the real compiler must accept it before
-        any of it runs (see check.run_sim). A served learner's runner (SERVED_ENV) treats every check so.
+        any of it runs (see judge.run_sim). A served learner's runner (SERVED_ENV) treats every check so.
 
         The answers never leave this process: the inputs are drawn and the reference computed here,
         the child runs the kernel on the inputs alone, and what it wrote is judged here."""
-        from .check import plan
+        from .judge import plan
 
         spec = self._puzzle(puzzle)
         seed = secrets.randbits(31) if seed is None else seed
@@ -200,7 +200,7 @@ class Runner:
                    "untrusted": self.untrusted or ("model" if untrusted else False)}
         if self.sim is None:
             return self._judged(spec, request, planned, self._run(request, on_wait), keep_traces)
-        from .check import merge_device
+        from .judge import merge_device
 
         simulated: list = []
         # A GPU compiles the file for real, so the simulator skips its compiler check there (Numba's
@@ -233,7 +233,7 @@ class Runner:
                 return self._ask_in_turn(request, on_wait)
 
     def _judged(self, spec, request, planned, answer, keep_traces):
-        from .check import CheckResult, judge
+        from .judge import CheckResult, judge
 
         if isinstance(answer, Verdict):
             answer.puzzle, answer.seed = request["puzzle"], request["seed"]
@@ -384,7 +384,7 @@ class Runner:
 def answer_limits(configs: list, backend: str, timing_runs: int, timed: list[int] | None = None):
     """What a check's answer may hold: what each config's kernel wrote (an output each), and on a GPU
     each timed config's outputs of every timed run; a verdict and its traces as the header."""
-    from .check import fresh_output
+    from .judge import fresh_output
     from .process.wire import Limits
 
     outputs = [fresh_output(config).nbytes for config, _ in configs]
@@ -400,7 +400,7 @@ def small_answer():
 
 
 def _verdict(request, backend, failure) -> Verdict:
-    return Verdict(puzzle=request.get("puzzle", ""), backend=backend, passed=False, failures=[failure],
+    return Verdict(puzzle=request.get("puzzle", ""), backend=backend, failures=[failure],
                    seed=request.get("seed"))
 
 

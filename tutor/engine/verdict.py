@@ -8,6 +8,15 @@ so that every consumer can point at the same place.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+
+class Backend(StrEnum):
+    """Where a kernel ran. A str too, so that JSON, the wire and the CLI's flags read it as its name."""
+
+    SIM = "sim"              # our tracing simulator
+    GPU = "gpu"              # a CUDA GPU through numba-cuda
+    NUMBA_SIM = "numba-sim"  # Numba's own simulator (NUMBA_ENABLE_CUDASIM=1)
 
 # Most important first: what stops a kernel from running at all, then what makes it wrong on a
 # GPU even when the output looks right, then the output itself, then a right answer reached
@@ -113,10 +122,49 @@ class ConfigResult:
 
 
 @dataclass
+class ShapeMeasure:
+    """What a coaching task's verification measured at one shape on the simulator: the global memory
+    its kernels moved against the floor any correct kernel moves, and at the scored shape the
+    modelled time (the optimiser's score) and the counters (shown, never scored)."""
+
+    shape: list
+    bytes: int
+    floor: int
+    scored: bool = False
+    drawn: bool = False
+    modelled_s: float | None = None
+    floor_s: float | None = None
+    modelled: list | None = None   # per kernel: the modelled time's terms
+    counters: list | None = None   # per kernel: Counters.to_json()
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
+@dataclass
+class GpuTiming:
+    """A candidate timed on a GPU against the task's naive kernel, in the same process on the same inputs."""
+
+    shape: list
+    ms: float
+    baseline_ms: float
+    speedup: float
+    runs: int
+    host_enqueue_ms: float = 0.0
+    baseline_host_enqueue_ms: float = 0.0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
 class Verdict:
+    """`passed` is derived from what was found, never assigned: a verdict passes when it judged at
+    least one config, every config passed, and nothing failed. A judge that could not run every
+    config it planned says so as a failure (a timeout that names the shape), not by a flag."""
+
     puzzle: str
-    backend: str
-    passed: bool
+    backend: Backend | str
     configs: list[ConfigResult] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # e.g. "the compiler check was skipped: ..."
@@ -124,20 +172,32 @@ class Verdict:
     printed: str = ""  # what the kernel printed
     # A coaching task's verification also measures: global memory moved per shape (simulator), the
     # GPU timing against the naive baseline, and flags for a human to review.
-    global_bytes: list = field(default_factory=list)  # [{"shape": [...], "bytes": n}]
-    timing: dict | None = None
+    measures: list[ShapeMeasure] = field(default_factory=list)
+    timing: GpuTiming | None = None
     flags: list = field(default_factory=list)
     # A GPU check is judged twice, by the GPU's outputs and by the simulator's traced run of the
     # same inputs: `device` names the GPU, `device_passed` says whether its outputs were right.
     device: str = ""
     device_passed: bool | None = None
+    # lines of the candidate's kernels and launch that ran in no verified shape (a task's verdict)
+    unchecked_lines: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.backend = Backend(self.backend)
+        if isinstance(self.timing, dict):
+            self.timing = GpuTiming(**self.timing)
+        self.measures = [ShapeMeasure(**m) if isinstance(m, dict) else m for m in self.measures]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.configs) and not self.failures and all(c.passed for c in self.configs)
 
     def sort(self) -> None:
         order = {k: i for i, k in enumerate(KINDS)}
         self.failures.sort(key=lambda f: order[f.kind])
 
     def to_json(self) -> dict:
-        out = {"puzzle": self.puzzle, "backend": self.backend, "passed": self.passed,
+        out = {"puzzle": self.puzzle, "backend": str(self.backend), "passed": self.passed,
                "configs": [c.to_json() for c in self.configs],
                "failures": [f.to_json() for f in self.failures]}
         if self.notes:
@@ -146,7 +206,11 @@ class Verdict:
             out["seed"] = self.seed
         if self.printed:
             out["printed"] = self.printed
-        for key in ("global_bytes", "timing", "flags", "device"):
+        if self.measures:
+            out["global_bytes"] = [m.to_json() for m in self.measures]
+        if self.timing is not None:
+            out["timing"] = self.timing.to_json()
+        for key in ("flags", "device", "unchecked_lines"):
             if getattr(self, key):
                 out[key] = getattr(self, key)
         if self.device_passed is not None:
@@ -164,4 +228,5 @@ def failure_from_dict(d: dict, config: str | None = None) -> Failure:
     return Failure(**known)
 
 
-__all__ = ["KINDS", "KIND_TITLES", "Failure", "ConfigResult", "Verdict", "failure_from_dict", "asdict"]
+__all__ = ["KINDS", "KIND_TITLES", "Backend", "Failure", "ConfigResult", "ShapeMeasure", "GpuTiming", "Verdict",
+           "failure_from_dict", "asdict"]

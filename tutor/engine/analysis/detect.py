@@ -743,13 +743,14 @@ def _coalescing(trace: Trace, config: str) -> list[Failure]:
 
 
 # -- output ----------------------------------------------------------------------------------------
-def bad_cells(expected: np.ndarray, got: np.ndarray, tolerance: float) -> np.ndarray | None:
-    """The one rule for a wrong cell, for the verdict and the grid alike: not within `tolerance`
-    (relative and absolute) of the answer, or not finite. None when the shapes differ."""
+def bad_cells(expected: np.ndarray, got: np.ndarray, rtol: float, atol: float | None = None) -> np.ndarray | None:
+    """The one rule for a wrong cell, for a puzzle's verdict, its grid and a coaching task's
+    verdict alike: not within `atol + rtol * |answer|` of the answer, or not finite. A puzzle's
+    tolerance is one number, both relative and absolute (atol None). None when the shapes differ."""
     if np.shape(expected) != np.shape(got):
         return None
     val = np.asarray(got, dtype=np.float64)
-    return ~(np.isclose(val, np.asarray(expected, dtype=np.float64), rtol=tolerance, atol=tolerance)
+    return ~(np.isclose(val, np.asarray(expected, dtype=np.float64), rtol=rtol, atol=rtol if atol is None else atol)
              & np.isfinite(val))
 
 

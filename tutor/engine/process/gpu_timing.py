@@ -1,5 +1,5 @@
 """How a launch is timed on a GPU: the one method for puzzles (engine/gpu.py), the coach's
-verifier (coach/verify_child.py) and the benchmarks.
+verifier (engine/task_child.py) and the benchmarks.
 
 Python launches are slow to enqueue (numba's dispatch costs tens of microseconds per kernel), and
 CUDA events placed around a launch on an idle GPU time that host work as much as the kernel. So

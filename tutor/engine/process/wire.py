@@ -14,6 +14,7 @@ array in .npy format. Values that JSON has no word for are tagged: {"~t": [...]}
 from __future__ import annotations
 
 import dataclasses
+import enum
 import io
 import json
 import os
@@ -67,7 +68,7 @@ class Limits:
 # -- the classes a message may hold ----------------------------------------------------------------
 def _classes() -> dict:
     from tutor.puzzles import LaunchConfig
-    from ..check import CheckResult, ConfigRun
+    from ..judge import CheckResult, ConfigRun
     from ..trace import ArrayInfo, BarrierRecord, Trace
     from ..verdict import ConfigResult, Failure, Verdict
 
@@ -121,6 +122,8 @@ def _encode(obj, buffers: list, depth: int):
         return {"~a": len(buffers) - 1}
     if isinstance(obj, np.generic):
         return obj.item()
+    if isinstance(obj, enum.Enum):  # the Backend: its name as a string, which the Verdict reads back
+        return obj.value
     name = t.__name__
     if dataclasses.is_dataclass(obj) and classes().get(name) is t:
         fields = {}

@@ -58,15 +58,17 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
 def _measures(verdict: Verdict) -> list[str]:
     """What a coaching task's verification measured: bytes moved, GPU timing, flags for review."""
     lines = []
-    for b in verdict.global_bytes:
-        lines.append(f"  global memory moved for shape {tuple(b['shape'])}: {b['bytes']:,} bytes")
-        if isinstance(b.get("modelled_s"), float):
-            lines.append(f"  modelled H200 time at that shape: {b['modelled_s'] * 1e6:.3g} us (a model from the "
+    for b in verdict.measures:
+        lines.append(f"  global memory moved for shape {tuple(b.shape)}: {b.bytes:,} bytes")
+        if b.modelled_s is not None:
+            lines.append(f"  modelled H200 time at that shape: {b.modelled_s * 1e6:.3g} us (a model from the "
                          "trace, not a measurement)")
     t = verdict.timing
     if t:
-        lines.append(f"  timing at shape {tuple(t['shape'])}: {t['ms']:.4f} ms against the naive "
-                     f"{t['baseline_ms']:.4f} ms ({t['speedup']:.2f}x, median of {t['runs']})")
+        lines.append(f"  timing at shape {tuple(t.shape)}: {t.ms:.4f} ms against the naive "
+                     f"{t.baseline_ms:.4f} ms ({t.speedup:.2f}x, median of {t.runs})")
+    if verdict.unchecked_lines:
+        lines.append("  lines that ran in no verified shape: " + ", ".join(str(n) for n in verdict.unchecked_lines))
     lines += [f"  flag: {flag}" for flag in verdict.flags]
     return lines
 

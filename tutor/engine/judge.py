@@ -173,7 +173,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
     from .sim.launch import Launch, watchdog
     from .loading.sim_loader import load_for_sim
 
-    verdict = Verdict(puzzle=puzzle.id, backend="sim", passed=False, seed=seed)
+    verdict = Verdict(puzzle=puzzle.id, backend="sim", seed=seed)
     result = CheckResult(verdict)
     try:
         module = load_for_sim(source, filename, puzzle.signature, untrusted=bool(compile_first))

@@ -1,4 +1,5 @@
-"""The candidate's side of a verification: `python -m tutor.coach.verify_child BACKEND`, in a sandbox.
+"""The candidate's side of a coaching task's verification, in the sandboxed child (child.py routes
+its `task_*` requests here: one child, one protocol, for puzzles and tasks).
 
 It never holds the answer. The parent (verify.py) draws the inputs from a seed the candidate cannot
 see, sends them here, and judges what comes back against the reference it alone computes. This
@@ -11,26 +12,10 @@ do the kernels run, traced. Whatever the candidate patches or caches dies with t
 from __future__ import annotations
 
 import gc
-import sys
 
 import numpy as np
 
 FILENAME = "candidate.py"
-
-
-def main(argv=None) -> int:
-    from ..engine.process.sandbox import serve
-
-    return serve(*handler(sys.argv[1:] if argv is None else argv))
-
-
-def handler(argv: list[str]):
-    """(handle, warm, fresh) for `BACKEND`, as engine/child.py's."""
-    from ..engine.child import warm_up
-
-    backend = argv[0] if argv else "sim"
-    state: dict = {}
-    return (lambda request, arrays: handle(backend, state, request, arrays)), (lambda: warm_up(backend)), None
 
 
 def handle(backend: str, state: dict, request: dict, arrays: list):
@@ -38,7 +23,7 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
     if op == "load":
         return load(backend, state, request["source"])
     if op == "run":
-        return run(backend, state, arrays, tuple(request["out_shape"]), int(request.get("repeat", 2)),
+        return run(backend, state, arrays, tuple(request["out_shape"]), _starts(request),
                    model=bool(request.get("model")))
     if op == "time":
         return time_on_gpu(state, request, arrays)
@@ -48,13 +33,13 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
 def load(backend: str, state: dict, source: str) -> dict:
     """Load the candidate module (its module level is only imports, constants and defs: the screen
     saw to that). Returns {"failures": [...]} when it does not load."""
-    from ..engine.loading.loader import LoadError, load_module_for_numba
-    from ..engine.loading.sim_loader import load_module_for_sim
+    from .loading.loader import LoadError, load_module_for_numba
+    from .loading.sim_loader import load_module_for_sim
 
     state["source"] = source
     try:
         if backend == "sim":
-            from ..engine.loading.compile import compiler_required
+            from .loading.compile import compiler_required
 
             refusal = compiler_required("A candidate on the simulator")
             if refusal:
@@ -62,7 +47,7 @@ def load(backend: str, state: dict, source: str) -> dict:
             state["module"] = load_module_for_sim(source, FILENAME, untrusted=True)
             state["compiled"] = set()
         else:
-            from ..engine.gpu import import_cuda
+            from .gpu import import_cuda
 
             state["cuda"] = import_cuda()
             state["launch"] = load_module_for_numba(source, FILENAME, untrusted=True)["launch"]
@@ -74,40 +59,60 @@ def load(backend: str, state: dict, source: str) -> dict:
     return {"failures": []}
 
 
-def run(backend: str, state: dict, inputs: list, out_shape: tuple, repeat: int, model: bool = False):
-    """Run launch(out, *inputs) `repeat` times on NaN-poisoned outputs. Answers with the records and
+def _starts(request: dict) -> list:
+    """What `out` holds before each run, as the parent chose: a coaching task's `out` may hold
+    anything, so each shape is judged from two different starts (NaN, zeros, random numbers), and a
+    kernel whose answer depends on what `out` held fails one of them. Never the answer: it stays
+    with the parent."""
+    starts = request.get("starts")
+    if not isinstance(starts, list) or not 1 <= len(starts) <= 4:
+        return ["nan"] * max(1, min(4, int(request.get("repeat", 2))))
+    return [s if isinstance(s, (str, int)) and not isinstance(s, bool) else "nan" for s in starts]
+
+
+def start_of(start, out_shape: tuple) -> np.ndarray:
+    """`out` as a run starts: "nan", "zeros", or an int seed for random finite numbers."""
+    if start == "zeros":
+        return np.zeros(out_shape, dtype=np.float32)
+    if isinstance(start, int):
+        return np.random.default_rng(start).uniform(-1e3, 1e3, size=out_shape).astype(np.float32)
+    return np.full(out_shape, np.nan, dtype=np.float32)
+
+
+def run(backend: str, state: dict, inputs: list, out_shape: tuple, starts: list, model: bool = False):
+    """Run launch(out, *inputs) once per start (start_of: what `out` holds before the run). Answers with the records and
     the arrays [output of each run..., the inputs as the runs left them]. With `model` (the scored
     shape, on the simulator) the records carry the first run's modelled H200 time too."""
     if backend == "sim":
-        return _run_sim(state, inputs, out_shape, repeat, model)
+        return _run_sim(state, inputs, out_shape, starts, model)
     cuda, launch = state["cuda"], state["launch"]
     d_inputs = [cuda.to_device(x) for x in inputs]
     outs = []
-    for _ in range(repeat):
-        d_out = cuda.to_device(np.full(out_shape, np.nan, dtype=np.float32))
+    for start in starts:
+        d_out = cuda.to_device(start_of(start, out_shape))
         launch(d_out, *d_inputs)
         cuda.synchronize()
         outs.append(d_out.copy_to_host())
     return {"issues": [], "launches": None, "moved": None}, outs + [d.copy_to_host() for d in d_inputs]
 
 
-def _run_sim(state, inputs, out_shape, repeat, model=False):
+def _run_sim(state, inputs, out_shape, starts, model=False):
     # A large shape's trace is millions of small tuples: with the cyclic collector on, each of the
     # many collections its judging triggers would walk all of them (a third of the time at attention's
     # drawn shape). Nothing here makes cycles worth collecting; refcounting frees the traces.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run_sim_uncollected(state, inputs, out_shape, repeat, model)
+        return _run_sim_uncollected(state, inputs, out_shape, starts, model)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
-    from ..engine.loading.compile import compile_launches
-    from ..engine.sim.devicearray import DeviceArray
-    from ..engine.sim.launch import records
+def _run_sim_uncollected(state, inputs, out_shape, starts, model=False):
+    from .loading.compile import compile_launches
+    from .sim.devicearray import DeviceArray
+    from .sim.launch import records
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
@@ -124,8 +129,8 @@ def _run_sim_uncollected(state, inputs, out_shape, repeat, model=False):
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
     outs, issues, moved, launched, writes, modelled, counted = [], [], 0, 0, {}, None, []
-    for n in range(repeat):
-        out = np.full(out_shape, np.nan, dtype=np.float32)
+    for n, start in enumerate(starts):
+        out = start_of(start, out_shape)
         with records(cuda, trace_local=False) as done:  # no one reads these traces thread by thread
             launch(*handles(out, inputs))
         if any(k not in state["compiled"] for k in done.launches):
@@ -150,7 +155,7 @@ def _modelled(traces, kernels, source) -> dict:
     """The launch's modelled H200 time (engine/analysis/modelled_time.py), where the bytes are counted: the
     optimiser's score on the simulator. A fault of the model is reported, not raised: it costs the
     candidate its score, never its verdict."""
-    from ..engine.analysis.modelled_time import modelled_time
+    from .analysis.modelled_time import modelled_time
 
     try:
         return modelled_time([t for t, _ in traces], source, "h200", names=list(kernels)).to_json()
@@ -160,7 +165,7 @@ def _modelled(traces, kernels, source) -> dict:
 
 def _counted(traces, source) -> list:
     """Each kernel's counters at the scored shape, for `gpu-tutor profile TASK`: shown, never scored."""
-    from ..engine.analysis.counters import count
+    from .analysis.counters import count
 
     try:
         return [count(t, source).to_json() for t, _ in traces]
@@ -174,8 +179,8 @@ _WHERE = ("line", "block", "thread", "array", "index", "other_thread")
 def _judge_traces(traces, kernels=()):
     """(global bytes moved, failures with their line, block, thread and array, the first write into
     each input: {input index: {"line", "kernel"}})."""
-    from ..engine.analysis import detect
-    from ..engine.trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, WRITE
+    from .analysis import detect
+    from .trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, WRITE
 
     moved, found, writes = 0, [], {}
     for n, (trace, failures) in enumerate(traces):
@@ -209,8 +214,8 @@ def time_on_gpu(state: dict, request: dict, arrays: list):
     """Time the candidate and the task's naive baseline on the same inputs (gpu_timing: warm-up
     excluded, L2 flushed, device time with the host's enqueue beside it), then run the candidate
     once more on the fresh inputs the parent sent, for the parent to check."""
-    from ..engine.loading.loader import load_module_for_numba
-    from ..engine.process.gpu_timing import Timer
+    from .loading.loader import load_module_for_numba
+    from .process.gpu_timing import Timer
 
     cuda = state["cuda"]
     n = int(request["n_inputs"])
@@ -250,6 +255,3 @@ def _unique(issues):
             out.append(i)
     return out
 
-
-if __name__ == "__main__":
-    sys.exit(main())
