@@ -79,7 +79,26 @@ class Puzzle:
 
     @property
     def lesson(self) -> str:
-        return self.read("lesson.md")
+        """lesson.md, then the budgets the checker enforces, written out from [budget] so that a
+        learner reads every cap before a verdict quotes it."""
+        return self.read("lesson.md").rstrip() + "\n" + self.budget_text()
+
+    def budget_text(self) -> str:
+        if not self.budget:
+            return ""
+        said = {"global_reads": "global memory reads per thread", "global_writes": "global memory writes per thread",
+                "shared_size": "elements of shared memory per block (all its shared arrays together)"}
+        first = self.configs[0]
+        names = dict(self.constants)
+        lines = ["", "## Budgets the checker enforces", ""]
+        for key, value in self.budget.items():
+            expr = str(value)
+            size = self.budget_for(first)[key]
+            how = f"`{expr}`, {size} in config '{first.name}'" if not isinstance(value, int) else f"{size}"
+            lines.append(f"- at most {how}: {said[key]}")
+        if names:
+            lines += ["", "(" + ", ".join(f"{k} = {v}" for k, v in names.items()) + ")"]
+        return "\n".join(lines) + "\n"
 
     @property
     def starter(self) -> str:

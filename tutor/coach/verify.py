@@ -55,7 +55,7 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
         queue = shared_queue()
     deadline = time.monotonic() + timeout
     beside = None
-    if backend == "gpu":  # a GPU judges outputs only: the simulator's detections run beside it
+    if backend != "sim":  # a GPU (or Numba's simulator) judges outputs only: our simulator's detections run beside it
         simulated = Verdict(puzzle=task, backend="sim")
         beside = threading.Thread(target=_Judge(spec, source, "sim", deadline, timeout).run, args=(simulated,),
                                   name="gpu-tutor-verify-sim", daemon=True)

@@ -221,6 +221,11 @@ def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Fa
     from .loading.compile import trim_numba_error
 
     text = str(e)
+    missing = _missing_in_numba_simulator(e)
+    if missing:
+        return Failure(kind="unsupported", config=config, message=(
+            f"Numba's simulator has no cuda.{missing}, so it cannot run this kernel; the kernel is not at fault. "
+            "Run it on our simulator (--backend sim) or on a GPU (--backend gpu)."))
     kind = "compile_error" if _is_compile_error(e) else "runtime_error"
     line, message = trim_numba_error(text, filename, source, e)
     if kind == "compile_error":
@@ -228,6 +233,16 @@ def _launch_failure(e: Exception, filename: str, source: str, config: str) -> Fa
     else:
         message = f"{type(e).__name__}: {message}" + (f" (line {line})" if line else "")
     return Failure(kind=kind, message=message, config=config, line=line)
+
+
+def _missing_in_numba_simulator(e: Exception) -> str | None:
+    """The cuda function Numba's simulator lacks (its shuffles, say), when that is what `e` says."""
+    if numba_backend() != "numba-sim" or not isinstance(e, AttributeError):
+        return None
+    import re
+
+    m = re.search(r"'(?:FakeCUDAModule|module)' object has no attribute '(\w+)'", str(e))
+    return m.group(1) if m and "Fake" in str(e) else None
 
 
 def _is_compile_error(e: Exception) -> bool:

@@ -207,6 +207,7 @@ def run_sim(puzzle: Puzzle, source: str, filename: str, configs: list, *, seed: 
             spun = any(f.kind == "timeout" for f in failures)
             if not spun:
                 failures += detect.find_all(trace, config.name, puzzle.budget_for(config), puzzle.require)
+                verdict.notes += [n for n in detect.unjudged(trace, config.name, puzzle.require) if n not in verdict.notes]
             elif len(trace.events) > SPUN_EVENTS:  # and sending them all to the grid, too
                 trace.events = trace.events[:SPUN_EVENTS]
                 trace.uninit_used = trace.oob_code = None  # they index the events cut off
@@ -283,9 +284,13 @@ def judge(puzzle: Puzzle, result: CheckResult, planned: list[Planned], *, keep_t
         said = perf_targets.standing(puzzle, [p.config for p in planned], verdict.configs)
         if said and said not in verdict.notes:
             verdict.notes.append(said)
+    if not verdict.failures and not (len(result.runs) == len(planned) == len(verdict.configs)):
+        ran = min(len(result.runs), len(verdict.configs))
+        verdict.failures.append(Failure(kind="timeout", config=planned[ran].config.name if ran < len(planned) else None,
+                                        message=(f"Only {ran} of the {len(planned)} configs ran within the time "
+                                                 "limit; a kernel is judged on all of them. Look for work that "
+                                                 "grows faster than the data (a loop inside a loop over it).")))
     verdict.failures = fold(one_root_cause(verdict.failures))
-    verdict.passed = (not verdict.failures and len(result.runs) == len(planned) == len(verdict.configs)
-                      and all(c.passed for c in verdict.configs))
     verdict.sort()
     return result
 
@@ -355,7 +360,6 @@ def merge_device(sim: CheckResult, device: CheckResult) -> CheckResult:
     v.notes.append("the simulator ran the same inputs, traced: races, bounds, barriers, unwritten reads and "
                    f"budgets are its findings; outputs{timed} are the {v.device or v.backend}'s too")
     v.printed = v.printed or s.printed
-    v.passed = bool(v.configs) and not v.failures and all(c.passed for c in v.configs) and s.passed
     v.sort()
     return CheckResult(v, sim.runs)
 
@@ -365,7 +369,6 @@ def add_compile_result(verdict: Verdict, failure: Failure | None, note: str | No
     merge, for the CLI's run and for the app, which hears the compiler after the simulator."""
     if failure is not None:
         verdict.failures = fold(one_root_cause([failure] + verdict.failures))
-        verdict.passed = False
         verdict.sort()
     if note and note not in verdict.notes:
         verdict.notes.append(note)

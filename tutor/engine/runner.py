@@ -55,8 +55,9 @@ class Runner:
                  memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None, gpu_queue=None,
                  with_simulator: bool | None = None):
         """`gpu_queue`: a gpulock.GpuQueue, None for the machine's shared one (GPU only), False for none.
-        `with_simulator`: judge with our simulator's traced run beside this backend's (the default for
-        a GPU; Numba's simulator takes it too, which is how a machine without a GPU tests it)."""
+        `with_simulator`: judge with our simulator's traced run beside this backend's (the default for a
+        GPU and for Numba's simulator: one game on every backend, so a shared array read without a
+        barrier fails on each, though only ours can see it)."""
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.backend = backend
@@ -80,7 +81,7 @@ class Runner:
         # A GPU judges outputs only; the simulator's traced run of the same inputs, in a warm child
         # of its own and at the same time, finds what a GPU hides (races, bounds, barriers, budgets).
         self.sim = Runner("sim", timeout=timeout, memory_mb=memory_mb, content=content) \
-            if (backend == "gpu" if with_simulator is None else with_simulator and backend != "sim") else None
+            if (backend != "sim" if with_simulator is None else with_simulator and backend != "sim") else None
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:

@@ -568,7 +568,9 @@ def budgets(trace: Trace, config: str, budget: dict) -> list[Failure]:
                 failures.append(Failure(
                     kind="budget_exceeded",
                     message=(f"Block {fmt_dim(block)} allocates {size} elements of shared memory; the budget "
-                             f"is {limit}. Size the shared array by the threads per block."),
+                             f"is {limit} (the lesson's last section gives it for every config). Size "
+                             "the shared arrays by what one block holds at once: its threads' values, or "
+                             "its tile."),
                     config=config, block=block, details=[{"budget": "shared_size", "limit": limit,
                                                           "used": size}]))
                 break
@@ -614,8 +616,49 @@ def requirements(trace: Trace, config: str, require: dict) -> list[Failure]:
     return failures
 
 
+def unshareable_blocks(trace: Trace, out) -> set[int]:
+    """The blocks where threads cannot share their work, so the rule "read what another thread
+    wrote" cannot apply: a block of one thread, or one whose threads together read at most one
+    element of each input (a dot product of size 1, a matrix of one cell, the last block of a
+    ragged size holding one element). It is decided by the config's data, which every correct
+    kernel reads, not by the kernel's choices: a kernel that lets one thread do all the work of a
+    block with many elements is still judged."""
+    tpb = trace.threads_per_block
+    if tpb < 2:
+        return {e[0] // max(tpb, 1) for e in trace.events}
+    spaces = [a.space for a in trace.arrays]
+    cells: dict = {}  # (block, aid) -> the input cells the block read
+    blocks = set()
+    for e in trace.events:
+        blocks.add(e[0] // tpb)
+        if e[1] == READ and spaces[e[2]] == GLOBAL and e[2] != out.aid:
+            cells.setdefault((e[0] // tpb, e[2]), set()).add(e[3])
+    most: dict = {}
+    for (block, _), read in cells.items():
+        most[block] = max(most.get(block, 0), len(read))
+    return {b for b in blocks if most.get(b, 0) < 2}
+
+
+def unjudged(trace: Trace, config: str, require: dict | None) -> list[str]:
+    """The notes a verdict carries for the rules a config gave no chance to apply."""
+    if not require or require.get("shared") != "from_other_threads":
+        return []
+    out = trace.global_array("out") or next((a for a in trace.arrays if a.space == GLOBAL), None)
+    if out is None:
+        return []
+    idle = unshareable_blocks(trace, out)
+    if not idle:
+        return []
+    every = len(idle) == len({e[0] // max(trace.threads_per_block, 1) for e in trace.events})
+    where = f"in config '{config}'" if every else f"for {len(idle)} block(s) of config '{config}'"
+    return [f"the rule \"read shared cells other threads wrote\" was not judged {where}: there, a block's "
+            "threads together read at most one element of each input, so there is nothing to share"]
+
+
 def _shared_use(trace: Trace, config: str, out, from_others: bool) -> list[Failure]:
     spaces = [a.space for a in trace.arrays]
+    tpb = trace.threads_per_block
+    idle = unshareable_blocks(trace, out) if from_others else set()
     written: dict = {}  # shared (aid, flat) -> [phase of its first write, that writer, first phase another wrote it]
     read_shared, crossed, shared_by_others = set(), set(), set()
     judged: set = set()
@@ -639,6 +682,8 @@ def _shared_use(trace: Trace, config: str, out, from_others: bool) -> list[Failu
                         shared_by_others.add(tid)
         elif aid == out.aid and (op == WRITE or op == ATOMIC) and tid not in judged:
             judged.add(tid)
+            if idle and tid // tpb in idle:
+                continue
             if tid not in read_shared:
                 reason = "none"
             elif tid not in crossed:
