@@ -30,6 +30,8 @@ from ..engine.verdict import KINDS, ConfigResult, Failure, GpuTiming, ShapeMeasu
 DEFAULT_TIMEOUT = 120.0
 MEMORY_MB = 8192
 MIN_CASES = 5
+SAMPLE_S = 3.0  # of a drawn shape's first run, the simulated blocks' time (task_child's Sample)
+SCORED_S = 6.0  # of the scored shape's: a kernel whose every block does not fit is judged on a sample, unscored
 TIMING_RUNS = 25
 SPEEDUP_TO_REVIEW = 10.0
 ANSWER_HEADER_MB = 64  # the child's records of what ran: launches, counters, the modelled time
@@ -106,6 +108,7 @@ class _Judge:
         try:
             with child:
                 self.child = child
+                self.in_flight = ("loading", time.monotonic())
                 loaded, _ = self.ask({"op": "task_load", "source": self.source})
                 verdict.failures += [_failure(f) for f in loaded["failures"]]
                 if not verdict.failures:
@@ -114,12 +117,16 @@ class _Judge:
                     self.time(verdict)
                 verdict.notes += child.notes
         except ChildTimeout:
-            verdict.failures.append(Failure(kind="timeout", message=f"the candidate did not finish within "
-                                                                     f"{self.timeout:g} s"))
+            where, since = self.in_flight
+            verdict.failures.append(Failure(kind="timeout", config=where, message=(
+                f"the verification's {self.timeout:g} s ran out while the candidate ran at {where} (that shape had "
+                f"taken {time.monotonic() - since:.1f} s) and its process was stopped; "
+                f"{len(verdict.configs)} shape(s) had been judged before it")))
         except ChildDied as e:
-            tail = (e.stderr.strip().splitlines() or [e.why or f"exit status {e.code}"])[-1]
-            verdict.failures.append(Failure(kind="runtime_error",
-                                            message=f"the candidate's process ended without an answer: {tail}"))
+            where, since = self.in_flight
+            verdict.failures.append(Failure(kind="runtime_error", config=where, message=(
+                f"the candidate's process ended without an answer at {where}, {time.monotonic() - since:.1f} s into "
+                f"it: {_how_it_ended(e)}")))
         except ChildFailed as e:
             verdict.failures.append(Failure(kind="runtime_error", message=f"{e.name}: {e.message}"))
 
@@ -177,26 +184,50 @@ class _Judge:
         # The modelled time is the optimiser's score: taken where the score is (the scored shape, or
         # the fixed shapes of a task that has none), never on a drawn shape, which nothing scores.
         model = self.backend == "sim" and (role == "scored" or (role == "fixed" and not self.task.scored_shape()))
+        repeat = len(starts)
+        request = {"op": "task_run", "out_shape": list(out_shape), "starts": starts, "model": model}
+        if role in ("drawn", "scored") and self.backend == "sim":  # large shapes: the blocks that fit (task_child)
+            request["sample"] = {"seed": int(self.rng.integers(0, 2**31)), "seconds": SAMPLE_S if role == "drawn"
+                                 else SCORED_S}
+        self.in_flight = (where, time.monotonic())
         try:
-            repeat = len(starts)
-            records, arrays = self.ask({"op": "task_run", "out_shape": list(out_shape), "starts": starts,
-                                        "model": model}, inputs,
-                                       outputs=[4 * math.prod(out_shape)] * repeat + [x.nbytes for x in inputs])
+            records, arrays = self.ask(request, inputs, outputs=[4 * math.prod(out_shape)] * repeat
+                                       + [x.nbytes for x in inputs] + [math.prod(out_shape)] * repeat)
         except ChildFailed as e:
             return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
         failures = [_failure(i, where) for i in records["issues"]]
         verdict.configs.append(ConfigResult(where, (), (), {"out": out_shape}, {}, False))
         if not records.get("ran", True):
             return failures
-        if len(arrays) != repeat + len(inputs):
+        masks = arrays[repeat + len(inputs):] if records.get("judged_cells") is True else []
+        arrays = arrays[:repeat + len(inputs)] if masks else arrays
+        if len(arrays) != repeat + len(inputs) or (masks and (len(masks) != repeat or any(
+                m.shape != out_shape or m.dtype != np.uint8 for m in masks))):
             return failures + [Failure(kind="runtime_error", config=where, message="the candidate's process "
                                                                                   "answered without its outputs")]
         got, again, after = arrays[0], arrays[repeat - 1], arrays[repeat:]
+        sampled = _sampled(records.get("sampled"))
+        if masks:  # blocks left out at a large shape: their cells are not judged here (the fixed shapes run every block)
+            if not masks[0].any():
+                return failures + [Failure(kind="wrong_output", config=where, message=(
+                    f"the simulated blocks wrote no cell of out ({where})"))]
+            got = np.where(masks[0].astype(bool), got, expected).astype(got.dtype)
+            again = np.where(masks[-1].astype(bool), again, expected).astype(again.dtype)
+        if sampled and role == "scored":
+            verdict.notes.append(f"no modelled time, so no score: at the scored {where} only {sampled[0]} of "
+                                 f"{sampled[1]} blocks could be simulated in {SCORED_S:g} s, far more work than "
+                                 "the naive kernel's; the cells they wrote were judged")
+            model = False
+        elif sampled:
+            verdict.notes.append(f"at {where}, {sampled[0]} of its {sampled[1]} blocks were simulated (the first, the "
+                                 "last, and others drawn at random, as many as fit "
+                                 f"{SAMPLE_S:g} s; the blocks are independent: one launch, no global atomics); the "
+                                 "cells they wrote were judged")
         floor = sum(int(x.nbytes) for x in inputs) + int(np.prod(out_shape)) * 4
         judged = self.compare(inputs, after, got, again, expected, where, records.get("writes", {}), names,
                               starts[-1])
         # the floor only judges an answer that is right (a wrong one moves less for being wrong)
-        failures += self.plausible(records, floor if not judged else 0, where) + judged
+        failures += self.plausible(records, floor if not judged and not sampled else 0, where) + judged
         modelled = _modelled(records.get("modelled")) if model else None
         if model and not judged:
             failures += self.plausible_time(records.get("modelled"), modelled, floor, where)
@@ -318,6 +349,7 @@ class _Judge:
         """Timing on the largest shape, median of TIMING_RUNS, the naive baseline timed the same way
         in the same process, and the candidate's answer checked again on fresh inputs drawn here."""
         shape = self.task.largest_shape("gpu")
+        self.in_flight = (f"shape {tuple(shape)}, timed", time.monotonic())
         inputs = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
         fresh = [np.ascontiguousarray(x) for x in self.inputs_mod.make_inputs(self.rng, shape)]
         out_shape = tuple(self.inputs_mod.output_shape(shape))
@@ -362,6 +394,38 @@ class _Judge:
 _KERNEL_TERMS = ("seconds", "launch_s", "blocks_s", "latency_s", "pipe_s", "dram_s", "atomic_s")
 _KERNEL_COUNTS = ("dram_bytes", "rounds", "barriers", "waves", "blocks_per_sm")
 _BOUNDS = ("launch", "latency", "memory pipe", "DRAM bandwidth", "atomics")
+
+
+def _how_it_ended(e) -> str:
+    """How a child died, in words: its signal or exit status, and the error it printed last (a
+    Python error's line, never the list of extension modules a fatal error appends)."""
+    import signal
+
+    code = e.code
+    if e.why:
+        how = f"it was stopped: {e.why}"
+    elif code is not None and code < 0 and -code == signal.SIGKILL:
+        how = f"it was killed (out of memory? the cap is {MEMORY_MB} MB)"
+    elif code is not None and code < 0:
+        how = f"it crashed with signal {signal.Signals(-code).name}"
+    else:
+        how = f"it exited with status {code}"
+    lines = [ln.strip() for ln in (e.stderr or "").splitlines() if ln.strip()]
+    said = [ln for ln in lines if not ln.startswith(("Extension modules:", "Current thread", "File ", "Thread 0x",
+                                                      "<no Python frame>", "Total ("))]
+    errors = [ln for ln in said if "Error" in ln or "error" in ln or ln.startswith("Fatal Python")]
+    last = (errors or said or [""])[-1][:300]
+    return how + (f" (its last words: {last})" if last else "")
+
+
+def _sampled(claimed) -> tuple[int, int] | None:
+    """(blocks simulated, blocks in the launch) where the child says it sampled, if the figures are figures."""
+    if not isinstance(claimed, dict):
+        return None
+    ran, of = claimed.get("ran"), claimed.get("of")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (ran, of)) or not 0 < ran < of:
+        return None
+    return ran, of
 
 
 def _modelled(claimed) -> dict | None:

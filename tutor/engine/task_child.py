@@ -23,7 +23,7 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
     if op == "load":
         return load(backend, state, request["source"])
     if op == "run":
-        return run(backend, state, arrays, tuple(request["out_shape"]), _starts(request),
+        return run(backend, state, arrays, tuple(request["out_shape"]), _starts(request), _sample(request),
                    model=bool(request.get("model")))
     if op == "time":
         return time_on_gpu(state, request, arrays)
@@ -79,12 +79,23 @@ def start_of(start, out_shape: tuple) -> np.ndarray:
     return np.full(out_shape, np.nan, dtype=np.float32)
 
 
-def run(backend: str, state: dict, inputs: list, out_shape: tuple, starts: list, model: bool = False):
+def _sample(request: dict):
+    """The parent's word on sampling blocks at this shape: {"seed": int, "seconds": float}, or None."""
+    s = request.get("sample")
+    if not isinstance(s, dict) or not isinstance(s.get("seed"), int) or not isinstance(s.get("seconds"), (int, float)):
+        return None
+    return {"seed": int(s["seed"]), "seconds": min(max(float(s["seconds"]), 0.1), 60.0)}
+
+
+SECOND_START_S = 2.0  # a second start of `out` runs on the blocks that fit in this (at least the first and last)
+
+
+def run(backend: str, state: dict, inputs: list, out_shape: tuple, starts: list, sample=None, model: bool = False):
     """Run launch(out, *inputs) once per start (start_of: what `out` holds before the run). Answers with the records and
     the arrays [output of each run..., the inputs as the runs left them]. With `model` (the scored
     shape, on the simulator) the records carry the first run's modelled H200 time too."""
     if backend == "sim":
-        return _run_sim(state, inputs, out_shape, starts, model)
+        return _run_sim(state, inputs, out_shape, starts, model, sample)
     cuda, launch = state["cuda"], state["launch"]
     d_inputs = [cuda.to_device(x) for x in inputs]
     outs = []
@@ -96,23 +107,30 @@ def run(backend: str, state: dict, inputs: list, out_shape: tuple, starts: list,
     return {"issues": [], "launches": None, "moved": None}, outs + [d.copy_to_host() for d in d_inputs]
 
 
-def _run_sim(state, inputs, out_shape, starts, model=False):
+def _run_sim(state, inputs, out_shape, starts, model=False, sample=None):
     # A large shape's trace is millions of small tuples: with the cyclic collector on, each of the
     # many collections its judging triggers would walk all of them (a third of the time at attention's
     # drawn shape). Nothing here makes cycles worth collecting; refcounting frees the traces.
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run_sim_uncollected(state, inputs, out_shape, starts, model)
+        return _run_sim_uncollected(state, inputs, out_shape, starts, model, sample)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _run_sim_uncollected(state, inputs, out_shape, starts, model=False):
+def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=None):
+    """The first start runs every block, or with `sample` (a large drawn shape) the blocks that fit
+    its seconds; a later start runs on the blocks that fit SECOND_START_S of those. Both are judged
+    on the cells that the blocks they ran wrote in the first run (the answer's last array, a mask,
+    when anything was left out). Sampling is sound only where the blocks are independent: launch()
+    makes one launch and the kernel makes no global atomic (a block's cells are then its own work:
+    a block that read another's cells in the same launch is a race the detectors report). Where
+    that does not hold every block runs."""
     from .loading.compile import compile_launches
     from .sim.devicearray import DeviceArray
-    from .sim.launch import records
+    from .sim.launch import Sample, records
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
@@ -129,10 +147,30 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False):
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
     outs, issues, moved, launched, writes, modelled, counted = [], [], 0, 0, {}, None, []
+    single = len(planned.launches) == 1
+    first_sample = Sample(sample["seed"], sample["seconds"]) if sample and single else None
+    ran_first, first_trace, masks = None, None, []
     for n, start in enumerate(starts):
         out = start_of(start, out_shape)
-        with records(cuda, trace_local=False) as done:  # no one reads these traces thread by thread
+        if n == 0:
+            how = first_sample
+        elif single:
+            how = Sample(blocks=ran_first) if ran_first is not None else Sample(n, SECOND_START_S)
+        else:
+            how = None
+        with records(cuda, trace_local=False, sample=how) as done:  # no one reads these traces thread by thread
             launch(*handles(out, inputs))
+        ran = done.ran_blocks[0][0] if len(done.ran_blocks) == 1 else None
+        if n == 0 and ran is not None and _global_atomics(done.traces[0][0]):
+            out = start_of(start, out_shape)  # blocks that add into one another's cells: every block runs
+            with records(cuda, trace_local=False) as done:
+                launch(*handles(out, inputs))
+            ran = None
+        if n == 0:
+            ran_first, first_trace = ran, done.traces[0][0] if len(done.traces) == 1 else None
+            if ran is not None:
+                answer_sampled = {"ran": len(ran), "of": done.ran_blocks[0][1]}
+        masks.append(None if ran is None else ran)
         if any(k not in state["compiled"] for k in done.launches):
             issues.append({"kind": "runtime_error", "message": "launch() launched a kernel it did not launch "
                                                                "when it was planned; it must depend on sizes only"})
@@ -141,14 +179,49 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False):
             moved, found, writes = _judge_traces(done.traces, [k[0] for k in done.launches])
             launched = len(done.launches)
             issues += found
-            if model:
+            if model and ran is None:  # a sample's trace is not the launch's: no modelled time from it
                 modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"])
                 counted = _counted(done.traces, state["source"])
     answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes}
+    if ran_first is not None:
+        answer["sampled"] = answer_sampled
+    judged = [_written_by(first_trace, blocks, out_shape) if blocks is not None and first_trace is not None else None
+              for blocks in masks]
+    if any(m is not None for m in judged):
+        full = np.ones(out_shape, dtype=np.uint8)
+        answer["judged_cells"] = True  # the answer ends with one mask per start: the cells judged
+        return answer | ({"modelled": modelled, "counters": counted} if model else {}), \
+            outs + list(inputs) + [full if m is None else m for m in judged]
     if model:
         answer["modelled"] = modelled
         answer["counters"] = counted
     return answer, outs + list(inputs)
+
+
+def _global_atomics(trace) -> bool:
+    from .trace import ATOMIC, GLOBAL
+
+    spaces = [a.space for a in trace.arrays]
+    return any(e[1] == ATOMIC and spaces[e[2]] == GLOBAL for e in trace.events)
+
+
+def _written_by(trace, blocks, out_shape) -> np.ndarray:
+    """The cells of `out` that `blocks` wrote in `trace` (a mask of out's shape, as uint8)."""
+    from .trace import ATOMIC, WRITE
+
+    mask = np.zeros(int(np.prod(out_shape)), dtype=np.uint8)
+    roles = list(trace.roles or [])
+    if "out" not in roles:
+        return mask.reshape(out_shape)
+    aid = roles.index("out")
+    gx, gy, _ = trace.grid
+    keep = {x + gx * (y + gy * z) for x, y, z in blocks}
+    tpb = trace.threads_per_block
+    for e in trace.events:
+        if e[2] == aid and (e[1] == WRITE or e[1] == ATOMIC) and e[0] // tpb in keep and isinstance(e[3], int) \
+                and 0 <= e[3] < mask.size:
+            mask[e[3]] = 1
+    return mask.reshape(out_shape)
 
 
 def _modelled(traces, kernels, source) -> dict:

@@ -309,6 +309,8 @@ class FakeCuda:
         self._launches = []  # (kernel name, argument types) of each launch
         self._record_only = False
         self._trace_local = True  # see sim.records
+        self._sample = None       # see sim.records: the blocks a launch runs, None for all
+        self._ran_blocks = []     # see sim.records
         self.threadIdx = Dim3(0, 0, 0)
         self.blockIdx = Dim3(0, 0, 0)
         self.blockDim = Dim3()

@@ -80,9 +80,11 @@ class SimKernel:
             if cuda._record_only:
                 return None
             names = self.params[:len(args)] + [f"arg{i}" for i in range(len(self.params), len(args))]
-            launch = run_launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes)
+            launch = run_launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes,
+                                sample=cuda._sample)
             launch.trace.roles = roles
             cuda._traces.append((launch.trace, launch.failures))
+            cuda._ran_blocks.append((launch.ran_blocks, launch.blocks_total))
             return None
 
         return launcher
@@ -114,21 +116,47 @@ class records:
     launches without running any kernel. `trace_local=False` keeps local arrays' reads and writes
     out of the traces (their faults stay in): for runs that no one inspects thread by thread."""
 
-    def __init__(self, cuda: FakeCuda, record_only: bool = False, trace_local: bool = True):
-        self.cuda, self.record_only, self.trace_local = cuda, record_only, trace_local
+    def __init__(self, cuda: FakeCuda, record_only: bool = False, trace_local: bool = True, sample=None):
+        """`sample`: a launch's blocks to run, a Sample, or None for all (see Launch)."""
+        self.cuda, self.record_only, self.trace_local, self.sample = cuda, record_only, trace_local, sample
         self.launches: list = []
         self.traces: list = []
+        self.ran_blocks: list = []  # per launch: (the blocks that ran, or None for all; how many it has)
 
     def __enter__(self):
         cuda = self.cuda
         cuda._launches, cuda._traces, cuda._record_only = self.launches, self.traces, self.record_only
-        cuda._trace_local = self.trace_local
+        cuda._trace_local, cuda._sample, cuda._ran_blocks = self.trace_local, self.sample, self.ran_blocks
         return self
 
     def __exit__(self, *exc):
         cuda = self.cuda
         cuda._launches, cuda._traces, cuda._record_only = [], [], False
-        cuda._trace_local = True
+        cuda._trace_local, cuda._sample, cuda._ran_blocks = True, None, []
+
+
+class Sample:
+    """Which blocks of a launch run, for a verification at a large shape where every block's
+    trace would take minutes: the first and the last block (the edges a ragged size makes), then
+    the others in an order drawn from `seed`, until `seconds` have passed; or exactly `blocks`
+    (positions), to run a second start of `out` on the same blocks. Only sound for blocks that are
+    independent (one launch, no global atomics): task_child checks that, and runs every block
+    when it does not hold."""
+
+    def __init__(self, seed: int = 0, seconds: float = 4.0, blocks: list | None = None):
+        self.seed, self.seconds, self.blocks = seed, seconds, blocks
+
+    def order(self, grid) -> list:
+        gx, gy, gz = grid
+        every = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        if self.blocks is not None:
+            chosen = {tuple(b) for b in self.blocks}
+            return [b for b in every if b in chosen]
+        if len(every) <= 2:
+            return every
+        rest = every[1:-1]
+        picks = np.random.default_rng(self.seed).permutation(len(rest))
+        return [every[0], every[-1]] + [rest[i] for i in picks]
 
 
 def _scalars_and_constants(kernel, named_args) -> tuple[dict, dict]:
@@ -184,8 +212,10 @@ class Launch:
     """One kernel launch on the simulator: arrays wrapped, blocks run, everything traced."""
 
     def __init__(self, kernel: SimKernel, blocks, threads, named_args, *, source_lines=None,
-                 filename=None, max_events=5_000_000, shared_bytes=0, fast_local=None):
+                 filename=None, max_events=5_000_000, shared_bytes=0, fast_local=None, sample=None):
         self.kernel = kernel
+        self.sample = sample
+        self.ran_blocks: list | None = None  # with a sample: the blocks that ran (None: every one)
         self.cuda = kernel.cuda
         self.grid = _dim3(blocks, "blocks")
         self.block = _dim3(threads, "threads")
@@ -267,13 +297,16 @@ class Launch:
         self.running = True
         kept = True
         try:
-            gx, gy, gz = self.grid
-            for z in range(gz):
-                for y in range(gy):
-                    for x in range(gx):
-                        self._run_block((x, y, z))
-                        if self.fast_local:
-                            self._check_fast_locals()
+            if self.sample is None:
+                gx, gy, gz = self.grid
+                for z in range(gz):
+                    for y in range(gy):
+                        for x in range(gx):
+                            self._run_block((x, y, z))
+                            if self.fast_local:
+                                self._check_fast_locals()
+            else:
+                self._run_sample()
             if self.fast_local and self.trace.uninit_used is not None:
                 # an unwritten read happened: whether, and where, its value was used (a store into
                 # a FastLocal is a use the dict does not see) is for the checked run to say
@@ -294,6 +327,24 @@ class Launch:
                 for array, sim in self._outputs:
                     array[...] = _host_values(sim.data, array.dtype).reshape(array.shape)
         return self.trace
+
+    @property
+    def blocks_total(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    def _run_sample(self):
+        order = self.sample.order(self.grid)
+        until = time.monotonic() + self.sample.seconds
+        self.ran_blocks = []
+        for n, bpos in enumerate(order):
+            if self.sample.blocks is None and n >= 2 and time.monotonic() > until:
+                break
+            self._run_block(bpos)
+            self.ran_blocks.append(bpos)
+            if self.fast_local:
+                self._check_fast_locals()
+        if len(self.ran_blocks) == self.blocks_total:
+            self.ran_blocks = None  # every block ran: nothing was sampled
 
     def _check_fast_locals(self):
         if self._fast_run_in_doubt():
