@@ -1,0 +1,9 @@
+from numba import cuda
+
+
+@cuda.jit
+def kernel(out, a, size):
+    local_i = cuda.threadIdx.x
+    local_j = cuda.threadIdx.y
+    if local_i < size and local_j < size:
+        out[local_i, local_j] = a[local_i, local_j] + 10

@@ -1,0 +1,21 @@
+import numba
+from numba import cuda
+
+TPB = 8
+
+
+@cuda.jit
+def kernel(out, a, size):
+    shared = cuda.shared.array(TPB, numba.float32)
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    local_i = cuda.threadIdx.x
+    if i < size:
+        shared[local_i] = a[i]
+    cuda.syncthreads()
+    if i < size:
+        if local_i == 0:
+            out[i] = shared[local_i]
+        elif local_i == 1:
+            out[i] = shared[local_i] + shared[local_i - 1]
+        else:
+            out[i] = shared[local_i] + shared[local_i - 1] + shared[local_i - 2]
