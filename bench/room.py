@@ -179,12 +179,15 @@ def learner(args) -> int:
     catalog = load_catalog()
     puzzles = [p for p in catalog.ordered() if p.track == TRACK]
     rng = random.Random(args.seed * 1_000_003 + args.learner)
-    runner = Runner(args.backend, timeout=args.timeout)
+    from tutor.session import Session
+
+    session = Session.from_environment()
+    runner = Runner(args.backend, timeout=args.timeout, session=session)
     queue = None
     if args.queue and runner.gpu_queue is None:  # a machine without a GPU tries the queue's path
         from tutor.engine.process.gpulock import shared_queue
 
-        runner.gpu_queue = shared_queue()
+        runner.gpu_queue = shared_queue(session.gpu_turns, session.gpu_queue, session.turns_notice)
     if runner.gpu_queue is not None:
         queue = runner.gpu_queue = TimedQueue(runner.gpu_queue)
     try:

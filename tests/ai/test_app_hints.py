@@ -14,7 +14,7 @@ from textual.widgets import Markdown, Static
 from tutor.ai.config import AISettings
 from tutor.app.app import make_app
 from tutor.app.widgets.hints import HintsPanel
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 WRONG = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n    out[i] = a[i]\n"
@@ -22,7 +22,7 @@ WRONG = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cud
 
 def run_app(coro, tmp_path, settings):
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings, runners=app_runners())
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings, runner=app_runner())
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             await coro(app, pilot)

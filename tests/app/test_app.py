@@ -10,7 +10,7 @@ from tutor.app.widgets.hints import HintsPanel
 from tutor.app.widgets.verdict import VerdictView
 from tutor.puzzles import load_catalog
 from tutor.store import Store
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 RACY_DOT = '''import numba
 from numba import cuda
@@ -35,8 +35,8 @@ def kernel(out, a, b, size):
 def run_app(coro, tmp_path, size=(120, 40), cold=False, **kwargs):
     """`cold`: the app starts its own children, as a learner's does (else it borrows warm ones)."""
     async def main():
-        runners = None if cold or "runner_timeout" in kwargs else app_runners()
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, runners=runners, **kwargs)
+        runner = None if cold or "runner_timeout" in kwargs else app_runner()
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, runner=runner, **kwargs)
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -12,7 +12,7 @@ from textual.widgets import TextArea
 
 from tutor.app.app import make_app
 from tutor.puzzles import load_catalog
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 CATALOG = load_catalog()
 CLASSIC = next(t for t in CATALOG.tracks if t.id == "classic").puzzles
@@ -28,7 +28,7 @@ def test_every_classic_reference_shows_whole_lines_in_the_editor(tmp_path, size)
     cut = []
 
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, repeatable=True, runners=app_runners())
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, repeatable=True, runner=app_runner())
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             for pid in CLASSIC:

@@ -13,7 +13,7 @@ from textual.app import App
 from tutor.app.app import make_app
 from tutor.app.widgets.editor import CodeEditor
 from tutor.store import Store
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 ATTACK = "x = '\x1b]0;pwned\x07\x1b[2J\x9b31m\u202e'  # still mine\n"
 TEXTUAL_OWN = re.compile(r"\x1b\[[0-9;]*m|\x1b\[\d+;\d+H")  # Textual's colours and cursor moves, nothing else
@@ -46,7 +46,7 @@ def test_the_app_opens_a_code_file_with_escapes_without_obeying_them(tmp_path):
     Store(tmp_path).save_code("map", ATTACK)
 
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, puzzle="map", runners=app_runners())
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, puzzle="map", runner=app_runner())
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             assert app.query_one("#editor", CodeEditor).text == ATTACK

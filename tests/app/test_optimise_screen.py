@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 
 from tutor.ai.config import AISettings
 from tutor.app.app import make_app
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 FASTER = """from numba import cuda
 
@@ -24,7 +24,7 @@ def kernel(out, a):
 
 def run_app(coro, tmp_path, settings):
     async def main():
-        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings, runners=app_runners())
+        app = make_app(data_dir=tmp_path, backend="sim", seed=1, ai_settings=settings, runner=app_runner())
         async with app.run_test(size=(130, 45)) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -10,14 +10,14 @@ from textual.widgets import TextArea
 
 from tutor.app.app import make_app
 from tutor.puzzles import load_catalog
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 CATALOG = load_catalog()
 FAILING_DOT = CATALOG.get("dot").reference.replace("    cuda.syncthreads()\n", "")
 
 
 def _app(tmp_path, puzzle="dot"):
-    return make_app(data_dir=tmp_path, backend="sim", seed=1, puzzle=puzzle, repeatable=True, runners=app_runners())
+    return make_app(data_dir=tmp_path, backend="sim", seed=1, puzzle=puzzle, repeatable=True, runner=app_runner())
 
 
 def _run_with(code: str):

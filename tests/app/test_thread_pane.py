@@ -18,7 +18,8 @@ from tutor.app.widgets.arrays import ArrayView
 from tutor.app.widgets.grid import GLYPHS, ThreadGrid
 from tutor.app.widgets.thread_detail import ThreadDetail
 from tutor.app.widgets.thread_pane import ThreadPane
-from tutor.engine.judge import ConfigRun, check_sim, simulate
+from tutor.engine.judge import check_sim, simulate
+from tutor.engine.verdict import ConfigRun
 from tutor.engine.views.gridmodel import fmt_value
 from sample_kernels import DOT_NO_BARRIER
 from tutor.puzzles import LaunchConfig, load_catalog

@@ -14,7 +14,7 @@ from tutor.app.app import make_app
 from tutor.app.widgets.verdict import VerdictView
 from tutor.store import Store
 from tutor.workshop.config import load_workshop
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,10 +25,10 @@ def write_workshop(tmp_path, catalog, extra=""):
     return load_workshop(path, catalog)
 
 
-def run_app(coro, tmp_path, workshop, backend="sim", size=(120, 40), runners=None):
+def run_app(coro, tmp_path, workshop, backend="sim", size=(120, 40), runner=None):
     async def main():
         app = make_app(data_dir=tmp_path / "data", backend=backend, seed=1, workshop=workshop,
-                       runners=runners or (app_runners(backend) if backend == "sim" else None))
+                       runner=runner or (app_runner(backend) if backend == "sim" else None))
         async with app.run_test(size=size) as pilot:
             await pilot.pause()
             await coro(app, pilot)
@@ -178,15 +178,13 @@ def test_a_gpu_run_shows_how_many_are_ahead_while_another_learner_holds_the_gpu(
     from tutor.engine.runner import Runner
 
     device = Runner("numba-sim", gpu_queue=GpuQueue(queue), with_simulator=False)
-    compiler = Runner("sim")
     try:
         device.wait_ready()
-        run_app(check, tmp_path, write_workshop(tmp_path, catalog), backend="gpu", runners=(device, compiler))
+        run_app(check, tmp_path, write_workshop(tmp_path, catalog), backend="gpu", runner=device)
     finally:
         holder.kill()
         holder.wait()
         device.close()
-        compiler.close()
 
 
 def test_a_simulator_run_does_not_wait_for_the_gpu(tmp_path, catalog, monkeypatch):

@@ -15,7 +15,7 @@ from tutor.app.app import TutorApp, make_app
 from tutor.coach import optimise as opt
 from tutor.coach.optimise import Attempt, OptimiseLog, OptimiseResult, TaskTarget
 from tutor.coach.tasks import coaching_tasks, load_task
-from warm_runners import app_runners
+from warm_runners import app_runner
 
 NAIVE = load_task("reduce_sum").source("naive")
 FASTER = NAIVE + "# the same kernel, sent as faster\n"
@@ -69,7 +69,7 @@ def naive_file(tmp_path):
 def run_app(coro, tmp_path, settings):
     async def main():
         app = make_app(data_dir=tmp_path / "app", backend="sim", seed=1, ai_settings=settings,
-                       runners=app_runners())
+                       runner=app_runner())
         async with app.run_test(size=(130, 45)) as pilot:
             await pilot.pause()
             await coro(app, pilot)

@@ -16,7 +16,10 @@ import pytest
 
 from tutor.engine.process import wire
 from tutor.engine.process.forkserver import ForkServer
-from tutor.engine.runner import SERVED_ENV, Runner, answer_limits
+from tutor.engine.runner import Runner, answer_limits
+from tutor.session import Session, Trust
+
+SERVED = Session(trust=Trust.SERVED)  # a served room's learner: what `gpu-tutor serve` sets up
 from tutor.engine.process.sandbox import Child, ChildDied
 
 PATCH = ("import tutor.engine.judge as check\n"
@@ -180,9 +183,8 @@ WRONG = MAP.replace("a[i] + 10", "a[i] * 3")
 
 
 def test_a_served_runner_checks_every_file_in_a_process_of_its_own_and_leaves_no_folder(monkeypatch):
-    monkeypatch.setenv(SERVED_ENV, "1")
     pids, folders = [], []
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         server = served._fork_server()
         spawn = server._spawn
 
@@ -203,7 +205,6 @@ def test_a_served_runner_checks_every_file_in_a_process_of_its_own_and_leaves_no
 
 
 def test_model_written_code_gets_a_fresh_process_beside_the_learners_warm_child(monkeypatch):
-    monkeypatch.delenv(SERVED_ENV, raising=False)
     with Runner("sim") as runner:
         assert runner.check("map", MAP, "map.py").verdict.passed
         warm = runner.pid
@@ -221,9 +222,7 @@ def test_an_honest_kernel_whose_trace_is_too_long_to_send_passes_with_its_trace_
     """A long trace is cut in the child (every detection ran on all of it), so the answer stays
     inside its limits: an honest heavy kernel is judged, not refused for its size."""
     from tutor.engine.child import SENT_EVENTS
-
-    monkeypatch.setenv(SERVED_ENV, "1")
-    with Runner("sim", timeout=60) as served:
+    with Runner("sim", timeout=60, session=SERVED) as served:
         result = served.check("map", HEAVY, "map.py", seed=3)
         wrong = served.check("map", HEAVY.replace("cache[i] + 10", "cache[i] + 11"), "map.py", seed=3)
     assert result.verdict.passed, result.verdict.failures

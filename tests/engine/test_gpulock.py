@@ -13,6 +13,7 @@ from queue import Empty, Queue
 import pytest
 
 from tutor.engine.process import gpulock
+from tutor.session import Session
 from tutor.engine.process.gpulock import GpuQueue, QueueCancelled, shared_queue, turns_from_env, waiting_text
 from tutor.engine.runner import Runner
 
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # It counts the turns given after the folder, or one.
 HOLDER = """
 import sys
+from tutor.session import Session
 from tutor.engine.process.gpulock import GpuQueue
 turns = {"turns": int(sys.argv[2])} if len(sys.argv) > 2 else {}
 with GpuQueue(sys.argv[1], poll_s=0.02, **turns).turn(on_wait=lambda n: print("WAITING", n, flush=True)):
@@ -331,17 +333,24 @@ def test_a_queue_refuses_turns_it_cannot_count(tmp_path, turns):
         GpuQueue(tmp_path, turns=turns)
 
 
+def _queue():
+    """The queue as an entry point makes it: the session read from the environment, then the runner's."""
+    session = Session.from_environment()
+    return shared_queue(session.gpu_turns, session.gpu_queue, session.turns_notice)
+
+
 def test_the_turns_come_from_the_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
     monkeypatch.delenv("GPU_TUTOR_GPU_TURNS", raising=False)
-    assert shared_queue().turns == 4 and shared_queue().notice is None  # the room's default
+    assert _queue().turns == 4 and _queue().notice is None  # the room's default
     monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", " 3 ")
-    assert shared_queue().turns == 3 and Runner("gpu").gpu_queue.turns == 3
+    assert _queue().turns == 3 and Runner("gpu", session=Session.from_environment()).gpu_queue.turns == 3
+    assert Runner("gpu").gpu_queue.turns == 4  # below the entry point nothing reads the environment
     monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", "1")
-    assert shared_queue().turns == 1
+    assert _queue().turns == 1
     assert shared_queue(turns=2).turns == 2  # a caller that knows better
     monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", "16")
-    assert shared_queue().turns == 16
+    assert _queue().turns == 16
 
 
 @pytest.mark.parametrize("raw", ["0", "17", "-1", "two", "2.5", "1_0", "２", "99999"])
@@ -349,11 +358,11 @@ def test_a_bad_turns_variable_means_one_turn_and_says_why(tmp_path, monkeypatch,
     monkeypatch.setattr(gpulock, "_said", set())
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
     monkeypatch.setenv("GPU_TUTOR_GPU_TURNS", raw)
-    queue = shared_queue()
+    queue = _queue()
     assert queue.turns == 1
     assert queue.notice == (f"GPU_TUTOR_GPU_TURNS={raw!r} is not a whole number from 1 to 16; GPU runs take one "
                             "turn at a time (set it the same for every learner, e.g. GPU_TUTOR_GPU_TURNS=2)")
     assert turns_from_env({"GPU_TUTOR_GPU_TURNS": raw}) == (1, queue.notice)
-    shared_queue()
+    _queue()
     said = capsys.readouterr().err  # once per process, not once per run, and safe for any terminal
     assert said == "gpu-tutor: " + queue.notice.encode("ascii", "backslashreplace").decode() + "\n"

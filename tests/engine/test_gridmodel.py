@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from tutor.engine.analysis import detect
-from tutor.engine.judge import ConfigRun, check_sim, racing_of, simulate
+from tutor.engine.judge import check_sim, racing_of, simulate
+from tutor.engine.verdict import ConfigRun
 from tutor.engine.views.gridmodel import (OTHERS, READ_BY_SELECTED, UNTOUCHED, WRITTEN_BY_SELECTED, build,
                                     fmt_value)
 from tutor.engine.trace import OOB_READ

@@ -23,13 +23,13 @@ CASES = {p.id: p.values for p in WRONG}
 
 @pytest.fixture(scope="module")
 def outputs_only():
-    with Runner("numba-sim", timeout=60) as r:
+    with Runner("numba-sim", timeout=60, with_simulator=False) as r:  # Numba's simulator alone: outputs only
         yield r
 
 
 @pytest.fixture(scope="module")
 def judged_twice():
-    with Runner("numba-sim", timeout=60, with_simulator=True) as r:
+    with Runner("numba-sim", timeout=60) as r:  # ours beside it, as every backend is judged
         yield r
 
 
@@ -102,7 +102,7 @@ def test_the_apps_late_compile_result_folds_the_same_way():
 
 
 def test_merging_with_a_device_that_did_not_run_fails():
-    from tutor.engine.judge import CheckResult
+    from tutor.engine.verdict import CheckResult
 
     sim = CheckResult(Verdict("map", "sim", True))
     device = CheckResult(Verdict("map", "gpu", False, failures=[Failure("runtime_error", "no GPU")]))
@@ -138,7 +138,8 @@ def test_a_timed_run_that_wrote_less_than_the_judged_run_fails_the_check(catalog
     """The judge's half of the GPU's timing: what the device reported from its timed runs."""
     import numpy as np
 
-    from tutor.engine.judge import CheckResult, ConfigRun, _config_result, judge, plan
+    from tutor.engine.judge import _config_result, judge, plan
+    from tutor.engine.verdict import CheckResult, ConfigRun
 
     puzzle = catalog.get("map")
     planned = plan(puzzle, seed=4, n_random=0)

@@ -13,7 +13,7 @@ NEEDS_SHUFFLES = {p.id for p in load_catalog().ordered() if "shfl_" in p.referen
 
 @pytest.fixture(scope="module")
 def runners():
-    with Runner("sim") as ours, Runner("numba-sim", timeout=60) as numbas:
+    with Runner("sim") as ours, Runner("numba-sim", timeout=60, with_simulator=False) as numbas:
         yield ours, numbas
 
 

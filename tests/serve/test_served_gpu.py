@@ -8,7 +8,10 @@ import os
 
 import pytest
 
-from tutor.engine.runner import SERVED_ENV, Runner
+from tutor.engine.runner import Runner
+from tutor.session import Session, Trust
+
+SERVED = Session(trust=Trust.SERVED)  # a served room's learner: what `gpu-tutor serve` sets up
 from tutor.puzzles import load_catalog
 
 pytestmark = pytest.mark.gpu
@@ -21,12 +24,8 @@ WRONG_MAP = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i =
 
 @pytest.fixture(scope="module")
 def served():
-    os.environ[SERVED_ENV] = "1"
-    try:
-        with Runner("gpu", timeout=60, gpu_queue=False) as r:
-            yield r
-    finally:
-        os.environ.pop(SERVED_ENV, None)
+    with Runner("gpu", timeout=60, gpu_queue=False, session=SERVED) as r:
+        yield r
 
 
 @pytest.mark.parametrize("pid", PUZZLES)

@@ -8,14 +8,16 @@ served: there a kernel body is plain Python on our simulator, and where the OS l
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from tutor.engine.runner import SERVED_ENV, Runner
+from tutor.engine.runner import Runner
+from tutor.session import Session, Trust
+
+SERVED = Session(trust=Trust.SERVED)  # a served room's learner: what `gpu-tutor serve` sets up
 from tutor.puzzles import load_catalog
 from watch import Watch
 
@@ -63,13 +65,11 @@ def test_a_kernel_body_that_reads_another_learners_file_is_refused_by_the_compil
     marker = other_learners_code(content)  # where the OS would let the child read
     watch = Watch(marker)
     try:
-        monkeypatch.delenv(SERVED_ENV, raising=False)
         with Runner("sim", content=content) as not_served:  # the case that fools an app that is not served
             verdict = not_served.check("map", reading_kernel(marker), "map.py").verdict
         assert watch.touched(), "the plain-Python kernel read the file"
         assert any("is 49 but should be" in f.message for f in verdict.failures)  # its length came back
-        monkeypatch.setenv(SERVED_ENV, "1")
-        with Runner("sim", content=content) as served:
+        with Runner("sim", content=content, session=SERVED) as served:
             verdict = served.check("map", reading_kernel(marker), "map.py").verdict
         assert not verdict.passed and [f.rule for f in verdict.failures] == ["builtin"]  # refused as it is built
         assert "`open`" in verdict.failures[0].message and verdict.failures[0].line == 7
@@ -82,7 +82,6 @@ def test_a_kernel_body_that_reads_another_learners_file_is_refused_by_the_compil
 def test_a_served_learners_file_reaches_neither_another_folder_nor_the_servers_environment(tmp_path, monkeypatch,
                                                                                            attack):
     marker = other_learners_code(tmp_path / "room")
-    monkeypatch.setenv(SERVED_ENV, "1")
     monkeypatch.setenv("ROOM_API_KEY", PLANTED)  # the server's environment: the app process has it
     source = {
         "file": module_level(f"open({str(marker)!r}).read()"),
@@ -91,7 +90,7 @@ def test_a_served_learners_file_reaches_neither_another_folder_nor_the_servers_e
     }[attack]
     watch = Watch(marker)
     try:
-        with Runner("sim") as served:
+        with Runner("sim", session=SERVED) as served:
             verdict = served.check("map", source, "map.py").verdict
     finally:
         touched = watch.touched()
@@ -147,10 +146,9 @@ def test_what_runs_while_a_file_loads_never_reads_the_reference_the_sandbox_lets
     in a one-line `def`, after it)."""
     source = with_reference(LOADING_RUNS[where], content)
     answer = REFERENCE.read_text().splitlines()[-1].strip()  # the reference's last line, its one write
-    monkeypatch.setenv(SERVED_ENV, "1")
     watch = Watch(content / "map" / "reference.py")
     try:
-        with Runner("sim", content=content) as served:
+        with Runner("sim", content=content, session=SERVED) as served:
             verdict = served.check("map", source, "map.py").verdict
             compiled, _ = served.compile("map", source, "map.py")  # the compiler's own request is built too
         assert compiled.kind == "static" and answer not in compiled.message
@@ -159,7 +157,6 @@ def test_what_runs_while_a_file_loads_never_reads_the_reference_the_sandbox_lets
         lines = source.splitlines()
         assert all(f.line is not None and ("open(" in lines[f.line - 1] or "@steal" in lines[f.line - 1])
                    for f in verdict.failures), verdict.failures
-        monkeypatch.delenv(SERVED_ENV)
         with Runner("sim", content=content) as for_a_model:  # the same for code a model wrote
             verdict = for_a_model.check("map", source, "map.py", untrusted=True).verdict
         assert {f.kind for f in verdict.failures} == {"static"} and answer not in str(verdict.to_json())
@@ -171,10 +168,9 @@ def test_what_runs_while_a_file_loads_never_reads_the_reference_the_sandbox_lets
 def test_an_annotation_is_never_evaluated_so_it_reads_nothing_and_the_right_kernel_passes(monkeypatch, content):
     source = with_reference(f"from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a: {READ}) -> {READ}:\n"
                             + KERNEL_BODY, content)
-    monkeypatch.setenv(SERVED_ENV, "1")
     watch = Watch(content / "map" / "reference.py")
     try:
-        with Runner("sim", content=content) as served:
+        with Runner("sim", content=content, session=SERVED) as served:
             verdict = served.check("map", source, "map.py").verdict
         assert verdict.passed, verdict.failures
         assert not watch.touched()
@@ -187,8 +183,7 @@ def test_an_empty_kernel_that_loads_the_reference_while_the_file_loads_never_pas
     """Pasted under map's starter in a browser, this made an empty kernel PASS and marked map solved."""
     source = EMPTY_MAP + {"one-line def": f"\ndef z(x={BECOME_THE_REFERENCE}): pass\n",
                           "signature ending in its body": f"\ndef z(a,\n      x={BECOME_THE_REFERENCE}): return a\n"}[hiding]
-    monkeypatch.setenv(SERVED_ENV, "1")
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         verdict = served.check("map", source, "map.py").verdict
     assert not verdict.passed and [f.rule for f in verdict.failures] == ["default-arg"]
     assert verdict.failures[0].line == {"one-line def": 8, "signature ending in its body": 9}[hiding]
@@ -197,21 +192,19 @@ def test_an_empty_kernel_that_loads_the_reference_while_the_file_loads_never_pas
 
 def test_a_served_learner_keeps_print_and_whatever_numba_compiles_inside_the_kernel(monkeypatch):
     """Only what loading runs is screened; the kernel's body is the compiler's to judge."""
-    monkeypatch.setenv(SERVED_ENV, "1")
     source = ('"""My map."""\nimport math\nfrom numba import cuda, float32\n\nTPB = 4\nTEN = 10.0\n\n\n'
               "@cuda.jit(device=True)\ndef plus(x):\n    return x + TEN\n\n\n@cuda.jit\ndef kernel(out, a):\n"
               "    i = cuda.threadIdx.x\n    if i == 0:\n        print('thread', i)\n"
               "    out[i] = plus(a[i]) + math.floor(0.5)\n")
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         verdict = served.check("map", source, "map.py").verdict
     assert verdict.passed, verdict.failures
 
 
 def test_a_served_learners_right_kernel_still_passes_and_its_grid_is_drawn(monkeypatch):
-    monkeypatch.setenv(SERVED_ENV, "1")
     source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n"
               "    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n")
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         result = served.check("map", source, "map.py")
     assert result.verdict.passed, result.verdict.failures
     assert result.runs and result.runs[0].trace.events  # the simulator ran it, traced, after the compiler
@@ -231,12 +224,8 @@ def test_the_room_refuses_a_folder_inside_what_kernels_may_read(tmp_path, monkey
 
 @pytest.fixture(scope="module")
 def served_runner():
-    os.environ[SERVED_ENV] = "1"
-    try:
-        with Runner("sim", timeout=60) as runner:
-            yield runner
-    finally:
-        os.environ.pop(SERVED_ENV, None)
+    with Runner("sim", timeout=60, session=SERVED) as runner:
+        yield runner
 
 
 @pytest.mark.parametrize("pid", [p.id for p in load_catalog().ordered()])
@@ -273,15 +262,13 @@ def kernel(out, a):
 def test_a_branch_numba_cuts_as_dead_is_never_run_by_the_simulator(monkeypatch, content, value):
     source = with_reference(DEAD_BRANCH.format(value=value), content)
     answer = REFERENCE.read_text().splitlines()[-1].strip()
-    monkeypatch.setenv(SERVED_ENV, "1")
-    with Runner("sim", content=content) as served:
+    with Runner("sim", content=content, session=SERVED) as served:
         verdict = served.check("map", source, "map.py", seed=1).verdict
     assert not verdict.passed and answer not in verdict.printed and answer not in str(verdict.to_json())
 
 
 def test_a_value_numbas_placeholders_stand_for_cannot_be_a_constant(monkeypatch):
-    monkeypatch.setenv(SERVED_ENV, "1")
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         verdict = served.check("map", "from numba import cuda\nW = cuda.warpsize\n" + EMPTY_MAP.split("\n", 1)[1],
                                "map.py", seed=1).verdict
     assert [f.rule for f in verdict.failures] == ["module-state"] and "only inside a kernel" in verdict.failures[0].message
@@ -307,12 +294,10 @@ def kernel(out, a):
 
 
 def test_a_line_numba_drops_before_typing_never_runs_on_the_simulator(monkeypatch):
-    monkeypatch.setenv(SERVED_ENV, "1")
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         verdict = served.check("map", UNTYPED_LINE, "map.py", seed=1).verdict
     assert not verdict.passed and "LEAKED" not in verdict.printed
     assert [f.kind for f in verdict.failures] == ["compile_error"] and verdict.failures[0].line == 12
-    monkeypatch.delenv(SERVED_ENV)
     with Runner("sim") as own:  # a learner's own file on their machine runs as the Python it is
         assert "LEAKED" in own.check("map", UNTYPED_LINE, "map.py", seed=1).verdict.printed
 
@@ -322,7 +307,6 @@ def test_a_line_numba_drops_before_typing_never_runs_on_the_simulator(monkeypatc
 def test_a_kernel_body_never_names_what_only_plain_python_has(monkeypatch, body):
     source = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n    i = cuda.threadIdx.x\n"
               f"    if i > 100:\n        {body}\n    out[i] = a[i] + 10\n")
-    monkeypatch.setenv(SERVED_ENV, "1")
-    with Runner("sim") as served:
+    with Runner("sim", session=SERVED) as served:
         verdict = served.check("map", source, "map.py", seed=1).verdict
     assert not verdict.passed and verdict.failures[0].kind == "static" and verdict.failures[0].line == 8

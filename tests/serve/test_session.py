@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tutor.engine.process.gpulock import QUEUE_ENV, TURNS_ENV
-from tutor.engine.runner import SERVED_ENV, Runner
+from tutor.engine.runner import Runner
+from tutor.session import SERVED_ENV, Trust
 from tutor.serve.room import Room, session_env
 from tutor.store import QUOTA_ENV
 from tutor.serve.session import open_app
@@ -45,7 +46,8 @@ def test_the_app_joins_the_workshops_gpu_queue_and_asks_the_name(tmp_path, monke
     assert os.environ[QUEUE_ENV] == str(tmp_path / "q") and os.environ[TURNS_ENV] == "2"
     assert app.workshop.title == "Club" and app._ask_name and app.catalog.ids() == ["map", "zip"]
     assert Path(app.store.root) == tmp_path / "data" and (tmp_path / "data" / "learner.json").exists()
-    assert Runner("sim").untrusted == "served"
+    assert app.session.trust == Trust.SERVED and Runner("sim", session=app.session).untrusted == "served"
+    assert Runner("sim").untrusted is None  # nothing below the entry point reads the environment
 
 
 def test_without_a_workshop_every_puzzle_authored_hints_and_the_name_asked(tmp_path, monkeypatch):

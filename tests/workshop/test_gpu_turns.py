@@ -7,6 +7,7 @@ import os
 import pytest
 
 from tutor.engine.process.gpulock import TURNS_ENV, shared_queue
+from tutor.session import Session
 from tutor.workshop.cli import home_workshop
 from tutor.workshop.config import EXAMPLE, WorkshopError, load_workshop
 from cli_run import run_cli
@@ -56,9 +57,11 @@ def app_args(path):
 
 def test_the_workshop_sets_the_turns_of_every_queue_its_process_takes(tmp_path, monkeypatch, no_turns_variable):
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path / "queue"))
-    assert shared_queue().turns == 4
+    session = Session.from_environment()
+    assert shared_queue(session.gpu_turns, session.gpu_queue).turns == 4
     home_workshop(app_args(write(tmp_path, HEAD + "gpu_turns = 1\n")))
-    assert os.environ[TURNS_ENV] == "1" and shared_queue().turns == 1
+    session = Session.from_environment()
+    assert os.environ[TURNS_ENV] == "1" and shared_queue(session.gpu_turns, session.gpu_queue).turns == 1
 
 
 def test_a_turns_variable_set_for_every_session_wins_over_the_file(tmp_path, monkeypatch):

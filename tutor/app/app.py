@@ -21,6 +21,7 @@ from textual.widgets import Footer, Header, Markdown, Tab, Tabs, TextArea
 
 from ..engine.process.gpulock import waiting_text
 from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_present
+from ..session import Session
 from tutor.puzzles import Catalog, Puzzle, load_catalog
 from tutor.store import Autosaver, Store
 from tutor.textsafe import terminal_safe
@@ -42,24 +43,17 @@ PANES = {"lesson": ("lesson-pane", "tab-lesson", "lesson-scroll"), "code": ("cod
 
 
 class RunFinished(Message):
-    def __init__(self, generation: int, puzzle: str, result, error: str | None, seconds: float):
+    """A run's verdict: provisional (`final` False: the simulator has spoken, the real compiler not
+    yet) or final (the runner's one verdict)."""
+
+    def __init__(self, generation: int, puzzle: str, result, error: str | None, seconds: float, final: bool = True):
         super().__init__()
+        self.final = final
         self.generation = generation
         self.puzzle = puzzle
         self.result = result
         self.error = error
         self.seconds = seconds
-
-
-class CompileFinished(Message):
-    """The real compiler's word on the same text, which arrives after the simulator's verdict."""
-
-    def __init__(self, generation: int, puzzle: str, failure, note: str | None):
-        super().__init__()
-        self.generation = generation
-        self.puzzle = puzzle
-        self.failure = failure
-        self.note = note
 
 
 class TutorApp(App):
@@ -109,13 +103,16 @@ class TutorApp(App):
     def __init__(self, *, catalog: Catalog | None = None, store: Store | None = None,
                  backend: str | None = None, puzzle: str | None = None, runner_timeout: float = 10.0,
                  seed: int | None = None, repeatable: bool = False, ai_settings=None, workshop=None,
-                 runners: tuple | None = None, ask_name: bool = False):
+                 runner: Runner | None = None, ask_name: bool = False, session: Session | None = None):
         """`ask_name`: ask the learner's name once even without a workshop (a served room's).
-        `runners`: (the backend's Runner, the compiler's sim Runner) to borrow instead of starting
-        two children: warm ones shared by many apps in one process (a test session). The app leaves
-        them running when it closes; the caller owns them."""
+        `session`: what this run was set up with (tutor.session), read once by make_app.
+        `runner`: the backend's Runner to borrow instead of starting its children: a warm one shared
+        by many apps in one process (a test session). The app leaves it running when it closes; the
+        caller owns it."""
         super().__init__()
         from tutor.ai.config import AISettings
+
+        self.session = session or Session()
 
         self.workshop = workshop  # a facilitator's file (tutor.workshop.config): its puzzles, title and policies
         self._ask_name = ask_name or (workshop is not None and workshop.ask_name)
@@ -124,19 +121,17 @@ class TutorApp(App):
             catalog = workshop.restrict(catalog or load_catalog(on_demand=True))
             ai_settings = ai_settings or workshop.ai_settings()  # no model: authored hints, no network
             if backend is None:
-                backend, self._workshop_notice = workshop.backend_here(gpu_present())
+                backend, self._workshop_notice = workshop.backend_here(gpu_present(self.session))
 
         self.ai_settings = ai_settings or AISettings()  # no model: authored hints, no network
         self.seed = seed  # fixed only for repeatable screenshots and tests; learners get fresh values
         self.repeatable = repeatable  # screenshots: no timings, no blinking cursor
         self.catalog = catalog or load_catalog(on_demand=True)
         self.store = store or Store()
-        self.set_reactive(TutorApp.backend, backend or default_backend())
+        self.set_reactive(TutorApp.backend, backend or default_backend(self.session))
         self._runner_timeout = runner_timeout
-        self._borrowed = tuple(runners) if runners else ()
+        self._borrowed = runner
         self.runner: Runner | None = None
-        self.compiler: Runner | None = None  # a second warm child: the compiler runs beside the simulator
-        self._compiled: dict = {}  # generation -> (failure, note), until its run's verdict is final
         self.autosaver = Autosaver(self.store.save_code)
         self._unsaved_said: str | None = None  # why the last save failed, as told to the learner
         start = puzzle or self.store.last_puzzle
@@ -146,7 +141,7 @@ class TutorApp(App):
         self._generation = 0
         self._running_since: float | None = None
         self._watch_timer = None
-        self._pending_run = None
+        self._shown_runs = 0  # the run generation whose grid is on screen
         self._ran_source = ""
         self.last_result = None
         self._hint_cancel = None  # a threading.Event while an AI hint streams
@@ -180,13 +175,12 @@ class TutorApp(App):
             self._main.query_one(VerdictView).show_timings = False
         # a borrowed runner of the backend, or for "gpu" one that takes the room's GPU turns on
         # Numba's simulator (the queue's path on a machine without a GPU)
-        lent = self._borrowed[0] if self._borrowed else None
+        lent = self._borrowed
         if lent is not None and (lent.backend == self.backend or (
                 self.backend == "gpu" and lent.backend == "numba-sim" and lent.gpu_queue is not None)):
-            self.runner, self.compiler = self._borrowed
+            self.runner = lent
         else:
-            self.runner = Runner(self.backend, timeout=self._runner_timeout)
-            self.compiler = Runner("sim", timeout=self._runner_timeout)
+            self.runner = Runner(self.backend, timeout=self._runner_timeout, session=self.session)
         # Start the children (numba's import takes both cores for a second) only once the first
         # frame is on screen, so the app paints as fast as a bare one.
         self.call_after_refresh(lambda: self.set_timer(0.2, self._warm_runner))
@@ -213,12 +207,6 @@ class TutorApp(App):
                 self.push_screen(NameScreen(title, self.store.root))
 
     @property
-    def _compiles_first(self) -> bool:
-        """In a served room (runner.SERVED_ENV) every run passes the real compiler before it runs, in
-        the run's own child: the compiler's second child beside the simulator would repeat it."""
-        return self.runner is not None and self.runner.untrusted == "served"
-
-    @property
     def solutions_policy(self) -> str:
         return self.workshop.solutions if self.workshop is not None else "after-solving"
 
@@ -226,13 +214,8 @@ class TutorApp(App):
     def _warm_runner(self) -> None:
         try:
             self.runner.start()
-            beside = self.backend == "sim" and not self._compiles_first
-            if beside:
-                self.compiler.start()
             self.runner.wait_ready()
             self._warm = True
-            if beside:
-                self.compiler.wait_ready()
         except Exception as e:  # shown, never fatal: the first run will say more
             self.call_from_thread(self.notify, terminal_safe(f"Could not start the {self.backend} backend: {e}"),
                                   severity="error", markup=False)
@@ -372,8 +355,7 @@ class TutorApp(App):
     def _clear_results(self, text: str | None = None) -> None:
         """No verdict or grid of other code stays on screen; a run still in flight lands nowhere."""
         self._generation += 1
-        self._running_since = self._pending_run = None
-        self._compiled.clear()
+        self._running_since = None
         view = self._main.query_one(VerdictView)
         if text:
             view.clear(text)
@@ -605,7 +587,7 @@ class TutorApp(App):
     def action_switch_backend(self) -> None:
         choices = [b for b in BACKENDS if b != "numba-sim"]
         nxt = choices[(choices.index(self.backend) + 1) % len(choices)] if self.backend in choices else "sim"
-        if nxt == "gpu" and not gpu_present():
+        if nxt == "gpu" and not gpu_present(self.session):
             self.notify("This machine has no CUDA GPU, so your runs stay on the simulator, which checks "
                         "everything a GPU would and more. On a machine with a GPU, F8 switches to it.",
                         timeout=8)
@@ -616,7 +598,7 @@ class TutorApp(App):
         if self.runner is not None and self.runner.backend != new:
             old_runner = self.runner
             self._warm = False
-            self.runner = Runner(new, timeout=self._runner_timeout)
+            self.runner = Runner(new, timeout=self._runner_timeout, session=self.session)
             self._close(old_runner)
             self._warm_runner()
             self.notify(f"Backend: {new}" + ("" if new == "sim" else " (needs a CUDA GPU)"))
@@ -676,28 +658,16 @@ class TutorApp(App):
             self.runner.cancel()  # a newer run replaces a slow one; a quick one just finishes unseen
         self._running_since = self._pressed_at = time.monotonic()
         self._main.query_one(VerdictView).running(self.backend, starting=not self._warm)
-        self._compiled.clear()
-        if self.backend == "sim" and not self._compiles_first:  # a GPU run compiles for real anyway
-            self._compile(self._generation, self.puzzle.id, source, self.compiler)
-        elif self.backend == "sim":  # a served learner's run is compiled before it runs: its verdict says so
-            self._compiled[self._generation] = (None, None)
         self._run(self._generation, self.puzzle.id, source, self.runner)
-
-    @work(thread=True, group="compile", exit_on_error=False)
-    def _compile(self, generation: int, puzzle_id: str, source: str, compiler: Runner) -> None:
-        try:
-            failure, note = compiler.compile(puzzle_id, source, f"{puzzle_id}.py")
-        except Exception as e:  # the compiler check is advice on top of the simulator: never fatal
-            failure, note = None, f"the real-compiler check could not run: {e}"
-        self.post_message(CompileFinished(generation, puzzle_id, failure, note))
 
     @work(thread=True, group="run", exit_on_error=False)
     def _run(self, generation: int, puzzle_id: str, source: str, runner: Runner) -> None:
         started = time.perf_counter()
         result, error = None, None
+        provisional = lambda r: self.post_message(  # noqa: E731 (the simulator's word, while the compiler works)
+            RunFinished(generation, puzzle_id, r, None, time.perf_counter() - started, final=False))
         try:
-            result = runner.check(puzzle_id, source, f"{puzzle_id}.py", seed=self.seed,
-                                  compile=runner.backend != "sim",
+            result = runner.check(puzzle_id, source, f"{puzzle_id}.py", seed=self.seed, on_provisional=provisional,
                                   on_wait=lambda n: self.call_from_thread(self._waiting_for_gpu, generation, n))
         except RunnerError as e:
             error = str(e)
@@ -719,39 +689,26 @@ class TutorApp(App):
     def _run_finished(self, message: RunFinished) -> None:
         if message.generation != self._generation or message.puzzle != self.puzzle.id:
             return  # a newer run or another puzzle took over
-        self._running_since = None
         verdict_view = self._main.query_one(VerdictView)
         if message.error is not None:
+            self._running_since = None
             verdict_view.error(message.error)
             return
         result = message.result
-        self._pending_run = (message.generation, result, message.seconds)
-        self._main.query_one(ThreadPane).show_runs(
-            result.runs, [c.counters for c in result.verdict.configs], self._ran_source,
-            [self._flops(run.config) for run in result.runs])
-        waiting = self.backend == "sim" and message.generation not in self._compiled
-        verdict_view.show(result.verdict, self._waited(message.seconds), compiling=waiting)
-        if not waiting:
-            self._finalise(message.generation)
-
-    @on(CompileFinished)
-    def _compile_finished(self, message: CompileFinished) -> None:
-        if message.generation != self._generation or message.puzzle != self.puzzle.id:
+        if message.generation != self._shown_runs:  # the provisional verdict drew them already
+            self._shown_runs = message.generation
+            self._main.query_one(ThreadPane).show_runs(
+                result.runs, [c.counters for c in result.verdict.configs], self._ran_source,
+                [self._flops(run.config) for run in result.runs])
+        if not message.final:  # the simulator has spoken; the compiler is still at work
+            verdict_view.show(result.verdict, self._waited(message.seconds), compiling=True)
             return
-        self._compiled[message.generation] = (message.failure, message.note)
-        pending = getattr(self, "_pending_run", None)
-        if pending and pending[0] == message.generation:
-            self._finalise(message.generation)
+        self._running_since = None
+        self._finalise(result, message.seconds)
 
-    def _finalise(self, generation: int) -> None:
-        """Both the simulator and the compiler have spoken: one verdict, one progress record."""
-        _, result, seconds = self._pending_run
-        self._pending_run = None
+    def _finalise(self, result, seconds: float) -> None:
+        """The runner's final verdict (the simulator's and the compiler's): one progress record."""
         verdict = result.verdict
-        from ..engine.judge import add_compile_result  # numpy loads after the app has started
-
-        failure, note = self._compiled.pop(generation, (None, None))
-        add_compile_result(verdict, failure, note)
         was_solved = self.store.progress(self.puzzle.id).solved
         self.store.record_run(self.puzzle.id, verdict.passed)
         self._main.query_one(VerdictView).show(verdict, self._waited(seconds))
@@ -841,12 +798,11 @@ class TutorApp(App):
         if self._hint_cancel is not None:
             self._hint_cancel.set()
         self.autosaver.flush()
-        for runner in (self.runner, self.compiler):
-            self._close(runner)
+        self._close(self.runner)
 
     def _close(self, runner: Runner | None) -> None:
         """A child of the app's own ends with it; a borrowed one is its owner's to close."""
-        if runner is not None and not any(runner is b for b in self._borrowed):
+        if runner is not None and runner is not self._borrowed:
             runner.close()
 
 
@@ -865,12 +821,13 @@ def incomplete_python(source: str) -> str | None:
 
 def make_app(*, data_dir: str | Path | None = None, backend: str | None = None, puzzle: str | None = None,
              catalog: Catalog | None = None, runner_timeout: float = 10.0, seed: int | None = None,
-             repeatable: bool = False, ai_settings=None, workshop=None, runners: tuple | None = None,
-             ask_name: bool = False, data_quota_mb: int | None = None) -> TutorApp:
+             repeatable: bool = False, ai_settings=None, workshop=None, runner: Runner | None = None,
+             ask_name: bool = False, data_quota_mb: int | None = None, session: Session | None = None) -> TutorApp:
     """The app as the CLI and the tests build it: same wiring, their own data directory. A workshop
     (tutor.workshop.config) narrows the puzzles to its own and sets the title, policies and backend.
     `data_quota_mb`: what the data folder may hold (a served learner's, see Store)."""
     return TutorApp(catalog=catalog, store=Store(Path(data_dir) if data_dir else None, quota_mb=data_quota_mb),
                     backend=backend,
                     puzzle=puzzle, runner_timeout=runner_timeout, seed=seed, repeatable=repeatable,
-                    ai_settings=ai_settings, workshop=workshop, runners=runners, ask_name=ask_name)
+                    ai_settings=ai_settings, workshop=workshop, runner=runner, ask_name=ask_name,
+                    session=session or Session.from_environment())

@@ -19,6 +19,7 @@ import sys
 from tutor.ai.config import ConfigError
 from ..engine.runner import BACKENDS, DEFAULT_TIMEOUT, RunnerError
 from tutor.puzzles import ContentError
+from tutor.session import Session
 from tutor.serve.command import add_serve_command
 from tutor.textsafe import terminal_safe
 from tutor.workshop.cli import add_commands as add_workshop_commands
@@ -34,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.session = Session.from_environment()  # read once here; every command passes it down
     try:
         if args.command is None:
             return cmd_home(args)

@@ -23,7 +23,7 @@ def cmd_hint(args) -> int:
     settings = settings_for(args)
     if args.level == 4 and not args.again:
         raise UsageError("--level 4 asks for the full code: ask again with --level 4 --again if you are sure")
-    with Runner("sim") as runner:  # one child: the learner's check, then the leak guard's
+    with Runner("sim", session=args.session) as runner:  # one child: the learner's check, then the leak guard's
         return _hint_with(runner, args, puzzle, source, filename, settings)
 
 

@@ -26,7 +26,7 @@ def cmd_verify(args) -> int:
     if not path.is_file():
         raise UsageError(f"no such file: {args.file}")
     try:
-        result = verify(args.task, path.read_text(encoding="utf-8"), args.backend)
+        result = verify(args.task, path.read_text(encoding="utf-8"), args.backend, session=args.session)
     except KeyError as e:
         raise UsageError(str(e).strip("'\"")) from None
     print(json.dumps(result.to_json()) if args.json else verdict_text(result))
@@ -55,7 +55,7 @@ def cmd_optimise(args) -> int:
     from tutor.store import default_root
 
     settings = settings_for(args)
-    backend = args.backend or default_backend()
+    backend = args.backend or default_backend(args.session)
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"no such file: {args.file}")

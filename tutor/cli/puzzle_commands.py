@@ -31,7 +31,8 @@ def cmd_home(args) -> int:
         workshop = home_workshop(args)  # a bad workshop file is reported before the app opens
         # A workshop's file decides the hints; otherwise a bad settings file is reported here too.
         settings = workshop.ai_settings() if workshop else settings_for(args)
-        make_app(backend=args.app_backend, puzzle=args.app_puzzle, ai_settings=settings, workshop=workshop).run()
+        make_app(backend=args.app_backend, puzzle=args.app_puzzle, ai_settings=settings, workshop=workshop,
+                 session=args.session).run()
         return 0
     return cmd_orientation(args)
 
@@ -41,7 +42,7 @@ def cmd_orientation(args) -> int:
     catalog = load_catalog()
     first = catalog.ordered()[0]
     print("gpu-tutor: learn GPU programming by solving Numba-CUDA puzzles.")
-    print(f"backend: {default_backend()} ({'a CUDA GPU was found' if default_backend() == 'gpu' else 'no GPU here: our simulator'})")
+    print(f"backend: {default_backend(args.session)} ({'a CUDA GPU was found' if default_backend(args.session) == 'gpu' else 'no GPU here: our simulator'})")
     print()
     print(_list_text(catalog, _progress_store()))
     print()
@@ -134,8 +135,8 @@ def cmd_show(args) -> int:
 
 def cmd_check(args) -> int:
     puzzle, source, filename = read_inputs(args)
-    backend = args.backend or default_backend()
-    with Runner(backend, timeout=args.timeout) as runner:
+    backend = args.backend or default_backend(args.session)
+    with Runner(backend, timeout=args.timeout, session=args.session) as runner:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=False,
                               on_wait=lambda n: print(waiting_text(n), file=sys.stderr, flush=True))
     verdict = result.verdict
@@ -155,7 +156,7 @@ def cmd_profile(args) -> int:
     if args.puzzle in _task_names(kernels_dir()):
         return _profile_task(args)
     puzzle, source, filename = read_inputs(args)
-    with Runner("sim", timeout=args.timeout) as runner:
+    with Runner("sim", timeout=args.timeout, session=args.session) as runner:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
     from dataclasses import asdict
 
@@ -245,7 +246,7 @@ def _profile_task(args) -> int:
 
 def cmd_trace(args) -> int:
     puzzle, source, filename = read_inputs(args)
-    with Runner("sim", timeout=args.timeout) as runner:
+    with Runner("sim", timeout=args.timeout, session=args.session) as runner:
         result = runner.check(puzzle.id, source, filename, seed=args.seed, keep_traces=True)
     from ..engine.views.textview import trace_text, verdict_text
 

@@ -93,6 +93,7 @@ class Judgement:
     timing: dict | None = None
     flags: list = field(default_factory=list)
     at_floor: bool = False           # the simulator's score cannot improve: modelled time at the floor
+    unchecked: list = field(default_factory=list)  # its lines that ran in no verified shape
 
 
 @dataclass
@@ -119,6 +120,7 @@ class Attempt:
     error_kind: str | None = None     # AIError.kind of that failure: no_key, auth, timeout, ...
     at_s: float | None = None         # seconds from the session's start to this verdict
     at_floor: bool = False            # its modelled time is at the task's floor: the score cannot improve
+    unchecked: list = field(default_factory=list)  # lines no verified shape ran: never the best
 
     @property
     def trusted(self) -> bool:
@@ -291,7 +293,7 @@ class TaskTarget:
         failures = [f.to_json() for f in verdict.failures]
         compiled = not any(f["kind"] in ("compile_error", "static") for f in failures)
         j = Judgement(verdict.passed, compiled, failures, timing=verdict.timing and verdict.timing.to_json(),
-                      flags=list(verdict.flags))
+                      flags=list(verdict.flags), unchecked=list(verdict.unchecked_lines))
         if j.correct and self.backend == "gpu" and j.timing:
             j.score, j.score_kind = float(j.timing["speedup"]), "speedup"
         elif j.correct and verdict.measures:
@@ -546,6 +548,10 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
         text += f"\n- memory counters: {lead}"
     for flag in attempt.flags:
         text += f"\n- flagged: {flag}"
+    if attempt.unchecked:
+        text += (f"\n- line(s) {', '.join(str(n) for n in attempt.unchecked[:20])} ran in no verified shape, so this "
+                 "kernel cannot be kept as the best: make every line reachable by the shapes the task allows, or "
+                 "remove the lines that are not")
     if attempt.at_floor:
         return text + ("\nThis is the model's floor: one launch and one wait on DRAM, every input read once and the "
                        "output written once. No kernel can score higher in the model; the session stops here.")
@@ -675,7 +681,7 @@ def better(a: Attempt, b: Attempt | None) -> bool:
     """Is a (the later attempt) a better verified candidate than b? Trusted (unflagged) beats
     flagged; then the higher score; on a tie, the score measured at the larger shape, then the
     later round (the model built on what it was shown)."""
-    if not a.correct:
+    if not a.correct or a.unchecked:  # a path no verified shape ran is not known to be correct
         return False
     if b is None:
         return True
@@ -759,7 +765,8 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                 score_kind=judgement.score_kind if judgement else None,
                 timing=judgement.timing if judgement else None, flags=judgement.flags if judgement else [],
                 explanation=explanation, error=error, error_kind=error_kind, at_s=round(time.monotonic() - started, 3),
-                at_floor=bool(judgement and judgement.correct and judgement.at_floor))
+                at_floor=bool(judgement and judgement.correct and judgement.at_floor),
+                unchecked=judgement.unchecked if judgement else [])
             attempts.append(attempt)
             this_round.append(attempt)
             if better(attempt, best):

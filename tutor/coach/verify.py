@@ -25,6 +25,7 @@ from ..engine.process import wire
 from ..engine.analysis.modelled_time import floor_seconds, least_seconds
 from ..engine.process.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
 from ..engine.analysis.detect import bad_cells
+from ..session import Session
 from ..engine.verdict import KINDS, ConfigResult, Failure, GpuTiming, ShapeMeasure, Verdict
 
 DEFAULT_TIMEOUT = 120.0
@@ -38,8 +39,9 @@ ANSWER_HEADER_MB = 64  # the child's records of what ran: launches, counters, th
 
 
 def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
-           on_wait=None) -> Verdict:
-    """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn."""
+           on_wait=None, session: Session | None = None) -> Verdict:
+    """`on_wait(n)` hears "n ahead" while a GPU verification waits for its turn, in the GPU queue
+    the session names."""
     from ..engine.loading.static_rules import check_task_module
     from .tasks import load_task
 
@@ -54,7 +56,8 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
     if backend == "gpu":  # candidates on a shared GPU server take their turn like learners' runs do
         from ..engine.process.gpulock import shared_queue
 
-        queue = shared_queue()
+        session = session or Session()
+        queue = shared_queue(session.gpu_turns, session.gpu_queue, session.turns_notice)
     deadline = time.monotonic() + timeout
     beside = None
     if backend != "sim":  # a GPU (or Numba's simulator) judges outputs only: our simulator's detections run beside it
@@ -111,8 +114,11 @@ class _Judge:
                 self.in_flight = ("loading", time.monotonic())
                 loaded, _ = self.ask({"op": "task_load", "source": self.source})
                 verdict.failures += [_failure(f) for f in loaded["failures"]]
+                self.executable, self.covered = _lines(loaded.get("lines")), set()
                 if not verdict.failures:
                     self.cases(verdict)
+                if not verdict.failures and verdict.configs and self.backend == "sim":
+                    self.coverage(verdict)
                 if not verdict.failures and verdict.configs and self.backend == "gpu":
                     self.time(verdict)
                 verdict.notes += child.notes
@@ -196,6 +202,7 @@ class _Judge:
         except ChildFailed as e:
             return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
         failures = [_failure(i, where) for i in records["issues"]]
+        self.covered |= _lines(records.get("lines"))
         verdict.configs.append(ConfigResult(where, (), (), {"out": out_shape}, {}, False))
         if not records.get("ran", True):
             return failures
@@ -247,6 +254,17 @@ class _Judge:
             verdict.measures.append(record)
         verdict.configs[-1].passed = not failures
         return failures
+
+    def coverage(self, verdict: Verdict) -> None:
+        """Every line of the candidate's kernels and launch must run in some verified shape: a path
+        no shape reached (a branch on a size past every shape drawn, a table for more heads) was
+        never checked. The verdict names such lines; the optimiser keeps no such candidate as its best."""
+        never = sorted(self.executable - self.covered)
+        if never:
+            verdict.unchecked_lines = never
+            verdict.notes.append(
+                f"line(s) {', '.join(str(n) for n in never[:20])}{' ...' if len(never) > 20 else ''} of the candidate "
+                "ran in no verified shape, so nothing checked them: correct where it ran, unproven there")
 
     def plausible(self, records, floor, where) -> list[Failure]:
         """The child's records are claims. A verification that launched nothing did not happen the way
@@ -394,6 +412,13 @@ class _Judge:
 _KERNEL_TERMS = ("seconds", "launch_s", "blocks_s", "latency_s", "pipe_s", "dram_s", "atomic_s")
 _KERNEL_COUNTS = ("dram_bytes", "rounds", "barriers", "waves", "blocks_per_sm")
 _BOUNDS = ("launch", "latency", "memory pipe", "DRAM bandwidth", "atomics")
+
+
+def _lines(claimed) -> set[int]:
+    """Line numbers from the child's records, kept where they are line numbers."""
+    if not isinstance(claimed, list) or len(claimed) > 100_000:
+        return set()
+    return {n for n in claimed if isinstance(n, int) and not isinstance(n, bool) and 0 < n < 1_000_000}
 
 
 def _how_it_ended(e) -> str:

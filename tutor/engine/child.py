@@ -46,10 +46,10 @@ def warm_up(backend: str) -> None:
     engine's own imports (a forked child starts with them). A GPU's driver is not touched here: a
     fork server must not hold a CUDA context its children would share."""
     try:
-        from . import judge
-        from .analysis import counters, detect
-        from .loading import module_builder, sim_loader
-        from .sim import launch as sim  # noqa: F401
+        from . import judge, task_child  # noqa: F401
+        from .analysis import counters, detect  # noqa: F401
+        from .loading import module_builder, sim_loader  # noqa: F401
+        from .sim import launch  # noqa: F401
         from .loading.compile import nvvm_missing
 
         if backend != "sim":
@@ -203,7 +203,7 @@ def _outputs_only(result):
 
 def _refusal(puzzle, backend: str, request: dict, failures: list):
     """A check that stops before anything of the file is loaded: its verdict, with why."""
-    from .judge import CheckResult
+    from .verdict import CheckResult
     from .verdict import Verdict
 
     return CheckResult(Verdict(puzzle=puzzle.id, backend=backend, seed=request.get("seed"),

@@ -18,7 +18,9 @@ import time
 import numpy as np
 
 from tutor.puzzles import Puzzle
-from .judge import CheckResult, ConfigRun, _config_result, fresh_output, judge, plan
+from tutor.session import DEFAULT_GPU_MEMORY_MB, GPU_MEMORY_ENV
+from .judge import _config_result, fresh_output, judge, plan
+from .verdict import CheckResult, ConfigRun
 from .loading.loader import LoadError, load_for_numba
 from .verdict import Failure, Verdict
 
@@ -76,17 +78,7 @@ def largest(configs: list) -> int:
     return max(range(len(configs)), key=size) if configs else 0
 
 
-GPU_MEMORY_ENV = "GPU_TUTOR_GPU_MEMORY_MB"
-DEFAULT_GPU_MEMORY_MB = 2048
 RESIDENT_THREADS = 132 * 2048  # an H200's SMs times their threads: local memory is reserved for these
-
-
-def gpu_memory_cap_mb() -> int:
-    """The GPU memory one learner's check may claim (arrays and the kernel's local memory)."""
-    try:
-        return max(16, int(os.environ.get(GPU_MEMORY_ENV, DEFAULT_GPU_MEMORY_MB)))
-    except ValueError:
-        return DEFAULT_GPU_MEMORY_MB
 
 
 def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
@@ -126,7 +118,7 @@ def prepare_numba(puzzle: Puzzle, source: str, filename: str, configs: list,
                     verdict.failures.append(failure)
                     return result, None
                 break  # not the compiler's word: the launch in the turn will say what it is
-        over = _over_cap(compiled[signature], config, args, memory_mb or gpu_memory_cap_mb())
+        over = _over_cap(compiled[signature], config, args, memory_mb or DEFAULT_GPU_MEMORY_MB)
         if over:
             verdict.failures.append(Failure(kind="runtime_error", config=config.name, message=over))
             return result, None

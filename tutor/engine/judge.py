@@ -12,42 +12,17 @@ import io
 import secrets
 import time
 from contextlib import redirect_stdout
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from tutor.puzzles import LaunchConfig, Puzzle
 from .analysis import detect, perf_targets
 from .loading.loader import LoadError
-from .verdict import ConfigResult, Failure, Verdict, failure_from_dict
+from .verdict import CheckResult, ConfigResult, ConfigRun, Failure, Verdict, failure_from_dict
 
 N_RANDOM = 3
 MAX_PRINTED = 4000
-
-
-@dataclass
-class ConfigRun:
-    """One launch as the UI needs it: the inputs, the answer, what the kernel wrote, the trace."""
-
-    config: LaunchConfig
-    inputs: dict
-    expected: np.ndarray | None  # held by the judge; None in the child that ran the kernel
-    got: np.ndarray | None
-    trace: object | None = None
-    failures: list = field(default_factory=list)
-    seconds: float = 0.0
-    timed: np.ndarray | None = None  # on a GPU: the output of every timed run, stacked, for the judge
-    # What the checks found, for the views to draw without deciding anything again: every thread on
-    # either side of a race (the simulator's child, beside detect.races), and the cells of `out` the
-    # judge found wrong at the puzzle's own tolerance (None: not compared, e.g. the run stopped).
-    raced: list = field(default_factory=list)
-    bad: np.ndarray | None = None
-
-
-@dataclass
-class CheckResult:
-    verdict: Verdict
-    runs: list[ConfigRun] = field(default_factory=list)
 
 
 MAX_DRAWS = 20  # tries for a random config unlike the others before a repeat is kept

@@ -23,9 +23,10 @@ import secrets
 import signal
 import threading
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
-from tutor.puzzles import CONTENT_ENV
+from tutor.session import Session, Trust
 from .process.gpulock import QueueCancelled, shared_queue
 from .verdict import Failure, Verdict
 
@@ -37,10 +38,6 @@ BUSY_TIMING_RUNS = 5    # timed runs while others wait for the GPU (gpu.TIMING_R
 GRACE = 5.0
 ANSWER_HEADER_MB = 64   # a check's verdict and traces (the largest reference's are about 6 MB)
 SMALL_ANSWER_MB = 8     # a compile, a GPU's preparation, a ping: a verdict, no arrays
-# Set by `gpu-tutor serve` for each browser learner's app: every check of theirs is untrusted, as a
-# model's is (the real compiler accepts the kernel before the simulator runs any of it), since in a
-# served room one learner's code runs as the server's user, beside everyone else's folders.
-SERVED_ENV = "GPU_TUTOR_SERVED"
 
 
 class RunnerError(Exception):
@@ -53,7 +50,7 @@ class Runner:
 
     def __init__(self, backend: str = "sim", *, timeout: float = DEFAULT_TIMEOUT,
                  memory_mb: int = DEFAULT_MEMORY_MB, content: str | Path | None = None, gpu_queue=None,
-                 with_simulator: bool | None = None):
+                 with_simulator: bool | None = None, session: Session | None = None):
         """`gpu_queue`: a gpulock.GpuQueue, None for the machine's shared one (GPU only), False for none.
         `with_simulator`: judge with our simulator's traced run beside this backend's (the default for a
         GPU and for Numba's simulator: one game on every backend, so a shared array read without a
@@ -64,7 +61,8 @@ class Runner:
         self.timeout = timeout
         self.memory_mb = memory_mb
         # the child's environment is cleared: a content folder named by GPU_TUTOR_CONTENT goes by hand
-        self.content = str(content) if content else os.environ.get(CONTENT_ENV) or None
+        self.session = session = session or Session()
+        self.content = str(content) if content else session.content
         self._child = None   # the warm child, for the learner's own checks
         self._server = None  # the fork server, for untrusted checks (each in a fresh child)
         self._current = None  # the fresh child of the untrusted check in flight
@@ -74,13 +72,19 @@ class Runner:
         # the last GPU check's turn: {prepare_s, waited_s, held_s, turn, others_waiting, timing_runs}
         self.last_turn: dict | None = None
         if gpu_queue is None:
-            gpu_queue = shared_queue() if backend == "gpu" else False
+            gpu_queue = shared_queue(session.gpu_turns, session.gpu_queue, session.turns_notice) \
+                if backend == "gpu" else False
         self.gpu_queue = gpu_queue or None
-        # "served" when every check is a served learner's (see SERVED_ENV); None: as each check says
-        self.untrusted = "served" if os.environ.get(SERVED_ENV) == "1" else None
+        # In a served room every check is untrusted, as a model's is (the real compiler accepts the
+        # kernel before the simulator runs any of it, in a fresh child), since there one learner's code
+        # runs as the server's user, beside everyone else's folders. None: as each check says.
+        self.untrusted = "served" if session.trust == Trust.SERVED else None
         # A GPU judges outputs only; the simulator's traced run of the same inputs, in a warm child
         # of its own and at the same time, finds what a GPU hides (races, bounds, barriers, budgets).
-        self.sim = Runner("sim", timeout=timeout, memory_mb=memory_mb, content=content) \
+        # On our simulator, a learner's own check hears the real compiler from a second warm child at
+        # the same time (check's on_provisional): the simulator's verdict first, then the final one.
+        self._compiler: Runner | None = None
+        self.sim = Runner("sim", timeout=timeout, memory_mb=memory_mb, content=content, session=session) \
             if (backend != "sim" if with_simulator is None else with_simulator and backend != "sim") else None
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -90,6 +94,8 @@ class Runner:
         runner starts its fork server instead: every check of theirs gets a fresh child."""
         if self.sim is not None:
             self.sim.start()
+        if self._compiles_beside:
+            self._compiler_runner().start()
         if not self._lock.acquire(blocking=False):
             return
         try:
@@ -99,6 +105,18 @@ class Runner:
                 self._start()
         finally:
             self._lock.release()
+
+    @property
+    def _compiles_beside(self) -> bool:
+        """A trusted simulator check compiles in a second child beside it; an untrusted one is
+        compiled before it runs, in its own child, and a GPU compiles for real."""
+        return self.backend == "sim" and not self.untrusted
+
+    def _compiler_runner(self) -> Runner:
+        if self._compiler is None:
+            self._compiler = Runner("sim", timeout=self.timeout, memory_mb=self.memory_mb, content=self.content,
+                                    session=self.session, with_simulator=False)
+        return self._compiler
 
     def _fork_server(self):
         if self._server is None:
@@ -148,6 +166,8 @@ class Runner:
                 self._ask({"op": "ping"})
         if self.sim is not None:
             self.sim.wait_ready()
+        if self._compiles_beside:
+            self._compiler_runner().wait_ready()
 
     @property
     def pid(self) -> int | None:
@@ -164,6 +184,9 @@ class Runner:
             server.close()
         if self.sim is not None:
             self.sim.close()
+        compiler, self._compiler = self._compiler, None
+        if compiler is not None:
+            compiler.close()
 
     def cancel(self) -> None:
         """Abandon the request in flight (a newer run replaces it): the child is killed."""
@@ -173,6 +196,8 @@ class Runner:
             child.terminate()  # the request's own thread sees it end, and cleans up
         if self.sim is not None:
             self.sim.cancel()
+        if self._compiler is not None:
+            self._compiler.cancel()
 
     def __enter__(self):
         return self
@@ -183,15 +208,41 @@ class Runner:
     # -- requests -------------------------------------------------------------------------------
     def check(self, puzzle: str, source: str, filename: str = "kernel.py", *, seed: int | None = None,
               n_random: int = 3, keep_traces: bool = True, compile: bool = True, on_wait=None,
-              untrusted: bool = False):
+              untrusted: bool = False, on_provisional=None):
         """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it.
+        `on_provisional(result)`: a trusted simulator check asks the real compiler in a second child
+        at the same time, and hears the simulator's result first through this, while the compiler
+        works; the result returned is final (the compiler's word merged in). Without it the one
+        child runs both, one after the other.
         `untrusted`: a model wrote the code; on the simulator the real compiler must accept it before
         any of it runs (see judge.run_sim). A served learner's runner (SERVED_ENV) treats every check so.
 
         The answers never leave this process: the inputs are drawn and the reference computed here,
         the child runs the kernel on the inputs alone, and what it wrote is judged here."""
-        from .judge import plan
+        from .judge import add_compile_result, plan
 
+        if on_provisional is not None and compile and self._compiles_beside and not untrusted:
+            compiled: list = []
+
+            def ask_compiler():
+                try:
+                    compiled.append(self._compiler_runner().compile(puzzle, source, filename))
+                except Exception as e:  # the compiler's word is advice on top of the simulator's: never fatal
+                    compiled.append((None, f"the real-compiler check could not run: {e}"))
+
+            beside = threading.Thread(target=ask_compiler, name="gpu-tutor-compile-beside", daemon=True)
+            beside.start()
+            result = self.check(puzzle, source, filename, seed=seed, n_random=n_random, keep_traces=keep_traces,
+                                compile=False, on_wait=on_wait)
+            if beside.is_alive():  # a copy: the verdict returned is the same one, completed below
+                from .verdict import CheckResult
+
+                on_provisional(CheckResult(replace(result.verdict, failures=list(result.verdict.failures),
+                                                   notes=list(result.verdict.notes)), result.runs))
+            beside.join()
+            failure, note = compiled[0] if compiled else (None, "the real-compiler check could not run")
+            add_compile_result(result.verdict, failure, note)
+            return result
         spec = self._puzzle(puzzle)
         seed = secrets.randbits(31) if seed is None else seed
         planned = plan(spec, seed, n_random)
@@ -234,7 +285,8 @@ class Runner:
                 return self._ask_in_turn(request, on_wait)
 
     def _judged(self, spec, request, planned, answer, keep_traces):
-        from .judge import CheckResult, judge
+        from .judge import judge
+        from .verdict import CheckResult
 
         if isinstance(answer, Verdict):
             answer.puzzle, answer.seed = request["puzzle"], request["seed"]
@@ -280,7 +332,7 @@ class Runner:
         only the largest config is timed, and with fewer runs while others wait."""
         import time
 
-        from .gpu import TIMING_RUNS, gpu_memory_cap_mb, largest
+        from .gpu import TIMING_RUNS, largest
 
         if self.gpu_queue is None or request.get("op") != "check":
             limits = answer_limits(request["configs"], self.backend, TIMING_RUNS) if request.get("op") == "check" \
@@ -288,7 +340,7 @@ class Runner:
             return self._ask(request, limits=limits)
         started = time.monotonic()
         self.last_turn = None
-        prepared = self._ask({**request, "op": "prepare", "gpu_memory_mb": gpu_memory_cap_mb()})
+        prepared = self._ask({**request, "op": "prepare", "gpu_memory_mb": self.session.gpu_memory_mb})
         ready = time.monotonic()
         self.last_turn = {"prepare_s": ready - started, "waited_s": 0.0, "held_s": 0.0, "turn": False}
         if isinstance(prepared, Verdict) or not hasattr(prepared, "verdict") or prepared.verdict.failures:
@@ -416,12 +468,13 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def gpu_present() -> bool:
-    """A cheap look for an NVIDIA device, without importing numba (which costs a second)."""
-    if os.environ.get("GPU_TUTOR_NO_GPU"):
+def gpu_present(session: Session | None = None) -> bool:
+    """A cheap look for an NVIDIA device, without importing numba (which costs a second); never
+    one the session says not to use."""
+    if session is not None and session.no_gpu:
         return False
     return any(os.path.exists(p) for p in ("/dev/nvidia0", "/dev/nvidiactl", "/proc/driver/nvidia/version"))
 
 
-def default_backend() -> str:
-    return "gpu" if gpu_present() else "sim"
+def default_backend(session: Session | None = None) -> str:
+    return "gpu" if gpu_present(session) else "sim"

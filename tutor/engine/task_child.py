@@ -12,6 +12,7 @@ do the kernels run, traced. Whatever the candidate patches or caches dies with t
 from __future__ import annotations
 
 import gc
+import sys
 
 import numpy as np
 
@@ -56,7 +57,59 @@ def load(backend: str, state: dict, source: str) -> dict:
                               "message": e.message, "line": e.line}]}
     if backend == "sim" and not callable(state["module"].namespace.get("launch")):
         return {"failures": [{"kind": "compile_error", "message": "the module defines no launch(out, *inputs)"}]}
+    if backend == "sim":
+        return {"failures": [], "lines": sorted(_executable_lines(state["module"].namespace))}
     return {"failures": []}
+
+
+def _executable_lines(namespace: dict) -> set[int]:
+    """The lines of the candidate's launch(), kernels and device functions that execute anything:
+    what a verification must see run to have checked them."""
+    import types
+
+    from .sim.launch import SimKernel
+
+    lines: set[int] = set()
+    for value in namespace.values():
+        fn = value.py_func if isinstance(value, SimKernel) else value
+        if not isinstance(fn, types.FunctionType) or fn.__code__.co_filename != FILENAME:
+            continue
+        code = fn.__code__
+        stack = [code]
+        while stack:
+            c = stack.pop()
+            lines.update(line for _, _, line in c.co_lines() if line is not None)
+            stack += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return lines
+
+
+class LinesRun:
+    """The candidate's lines that run while the block lasts (sys.settrace, in every greenlet of
+    the simulator's blocks too): which of its lines a verified shape reached."""
+
+    def __init__(self):
+        self.lines: set[int] = set()
+
+    def __enter__(self):
+        lines = self.lines
+
+        def in_candidate(frame, event, arg):
+            if event == "line":
+                lines.add(frame.f_lineno)
+            return in_candidate
+
+        def calls(frame, event, arg):
+            if frame.f_code.co_filename != FILENAME:
+                return None
+            lines.add(frame.f_lineno)
+            return in_candidate
+
+        self._before = sys.gettrace()
+        sys.settrace(calls)
+        return self
+
+    def __exit__(self, *exc):
+        sys.settrace(self._before)
 
 
 def _starts(request: dict) -> list:
@@ -158,8 +211,10 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             how = Sample(blocks=ran_first) if ran_first is not None else Sample(n, SECOND_START_S)
         else:
             how = None
-        with records(cuda, trace_local=False, sample=how) as done:  # no one reads these traces thread by thread
-            launch(*handles(out, inputs))
+        with records(cuda, trace_local=False, sample=how) as done, LinesRun() as ran_lines:
+            launch(*handles(out, inputs))  # no one reads these traces thread by thread
+        if n == 0:
+            covered = ran_lines.lines
         ran = done.ran_blocks[0][0] if len(done.ran_blocks) == 1 else None
         if n == 0 and ran is not None and _global_atomics(done.traces[0][0]):
             out = start_of(start, out_shape)  # blocks that add into one another's cells: every block runs
@@ -182,7 +237,8 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             if model and ran is None:  # a sample's trace is not the launch's: no modelled time from it
                 modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"])
                 counted = _counted(done.traces, state["source"])
-    answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes}
+    answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes,
+              "lines": sorted(covered)}
     if ran_first is not None:
         answer["sampled"] = answer_sampled
     judged = [_written_by(first_trace, blocks, out_shape) if blocks is not None and first_trace is not None else None

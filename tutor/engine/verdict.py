@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: the vocabulary imports nothing of the engine or numpy
+    import numpy as np
+
+    from ..puzzles import LaunchConfig
 
 
 class Backend(StrEnum):
@@ -221,6 +227,31 @@ class Verdict:
         return [f.kind for f in self.failures]
 
 
+@dataclass
+class ConfigRun:
+    """One launch as the UI needs it: the inputs, the answer, what the kernel wrote, the trace."""
+
+    config: LaunchConfig  # tutor.puzzles.LaunchConfig
+    inputs: dict
+    expected: np.ndarray | None  # held by the judge; None in the child that ran the kernel
+    got: np.ndarray | None
+    trace: object | None = None
+    failures: list = field(default_factory=list)
+    seconds: float = 0.0
+    timed: np.ndarray | None = None  # on a GPU: the output of every timed run, stacked, for the judge
+    # What the checks found, for the views to draw without deciding anything again: every thread on
+    # either side of a race (the simulator's child, beside detect.races), and the cells of `out` the
+    # judge found wrong at the puzzle's own tolerance (None: not compared, e.g. the run stopped).
+    raced: list = field(default_factory=list)
+    bad: np.ndarray | None = None
+
+
+@dataclass
+class CheckResult:
+    verdict: Verdict
+    runs: list[ConfigRun] = field(default_factory=list)
+
+
 def failure_from_dict(d: dict, config: str | None = None) -> Failure:
     known = {k: v for k, v in d.items() if k in Failure.__dataclass_fields__}
     if config is not None and known.get("config") is None:
@@ -229,4 +260,4 @@ def failure_from_dict(d: dict, config: str | None = None) -> Failure:
 
 
 __all__ = ["KINDS", "KIND_TITLES", "Backend", "Failure", "ConfigResult", "ShapeMeasure", "GpuTiming", "Verdict",
-           "failure_from_dict", "asdict"]
+           "ConfigRun", "CheckResult", "failure_from_dict", "asdict"]

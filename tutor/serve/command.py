@@ -114,6 +114,7 @@ def prepare(args):
 
 def describe(room, host: str, url: str) -> list[str]:
     from ..engine.runner import gpu_present
+    from ..session import Session
     from ..engine.process.sandbox import landlock_abi
 
     from .room import KEYS_FILE
@@ -135,7 +136,7 @@ def describe(room, host: str, url: str) -> list[str]:
         lines.append("  listening on this machine only (--host 0.0.0.0 serves the room's network)")
     else:
         lines.append(f"  listening on {host}: anyone with the link can join; without the token a request is refused")
-    lines.append("  backend: a GPU, one queue for the whole room" if gpu_present() else
+    lines.append("  backend: a GPU, one queue for the whole room" if gpu_present(Session.from_environment()) else
                  "  backend: the simulator (no GPU here); simulator runs never wait for one another")
     if landlock_abi() < 1:
         lines.append("  warning: this kernel has no Landlock; learners' kernels are kept from other folders only "

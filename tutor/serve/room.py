@@ -148,7 +148,7 @@ def session_command() -> str:
 
 def session_env(room: Room, folder: Path) -> dict[str, str]:
     """What a learner's app process gets on top of the server's environment."""
-    from ..engine.runner import SERVED_ENV
+    from ..session import SERVED_ENV
     from tutor.store import DATA_ENV, QUOTA_ENV
     from tutor.workshop.config import WORKSHOP_ENV
 

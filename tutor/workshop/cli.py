@@ -73,6 +73,10 @@ def home_workshop(args) -> Workshop | None:
         raise WorkshopError(f"{workshop.path}: --puzzle {args.app_puzzle} is not in this workshop; "
                             f"allowed: {', '.join(workshop.puzzles)}")
     use_gpu_queue(workshop)
+    if hasattr(args, "session"):  # the CLI's session, read again now that the workshop named its GPU queue
+        from ..session import Session
+
+        args.session = Session.from_environment()
     return workshop
 
 
@@ -114,12 +118,12 @@ def cmd_workshop_check(args) -> int:
     say(f"hints:     {hints}")
     say(f"backend:   {workshop.backend}")
     say(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
-    from ..engine.process.gpulock import shared_queue
+    from ..engine.process.gpulock import QUEUE_ENV, shared_queue
 
     if workshop.gpu_queue:
         say(f"GPU queue: {Path(workshop.gpu_queue).expanduser()}")
     else:
-        queue = shared_queue(turns=1)  # only its folder here; the turns have their own line
+        queue = shared_queue(1, os.environ.get(QUEUE_ENV))  # only its folder here; the turns have their own line
         say(f"GPU queue: {queue.folder if queue else 'off'}")
     say(f"GPU turns: {_turns_text(workshop)}")
     return 0

@@ -210,19 +210,19 @@ class GpuQueue:
                 os.chmod(self.folder, 0o1777)
 
 
-def shared_queue(turns: int | None = None) -> GpuQueue | None:
-    """The queue every gpu-tutor process on this machine shares (None: runs do not queue), with
-    `turns` turns, or as many as GPU_TUTOR_GPU_TURNS says."""
+def shared_queue(turns: int | None = None, folder: str | None = None, notice: str | None = None) -> GpuQueue | None:
+    """The queue every gpu-tutor process on this machine shares (None: runs do not queue): in
+    `folder` (the session's GPU_TUTOR_GPU_QUEUE; None: the machine's default; "off": no queue), with
+    `turns` turns (None: DEFAULT_TURNS). `notice`: why the session's turns are not what was asked."""
     try:
         import fcntl  # noqa: F401
     except ImportError:
         return None
-    named = os.environ.get(QUEUE_ENV, "").strip()
+    named = (folder or "").strip()
     if named.lower() in ("off", "none", "0"):
         return None
-    notice = None
     if turns is None:
-        turns, notice = turns_from_env()
+        turns = DEFAULT_TURNS
     queue = GpuQueue(Path(named).expanduser() if named else Path(tempfile.gettempdir()) / "gpu-tutor-gpu-queue",
                      turns=turns)
     queue.notice = notice
@@ -237,7 +237,7 @@ def turns_from_env(environ=None) -> tuple[int, str | None]:
     an error: the variable is read when a learner's app first runs on the GPU, where an error would
     close their app mid-session, and one turn is the side that never puts more runs on the GPU than
     the room meant to."""
-    raw = (os.environ if environ is None else environ).get(TURNS_ENV, "").strip()
+    raw = ({} if environ is None else environ).get(TURNS_ENV, "").strip()
     if not raw:
         return DEFAULT_TURNS, None
     if re.fullmatch(r"[0-9]{1,3}", raw) and 1 <= int(raw) <= MAX_TURNS:

@@ -68,7 +68,7 @@ class Limits:
 # -- the classes a message may hold ----------------------------------------------------------------
 def _classes() -> dict:
     from tutor.puzzles import LaunchConfig
-    from ..judge import CheckResult, ConfigRun
+    from ..verdict import CheckResult, ConfigRun
     from ..trace import ArrayInfo, BarrierRecord, Trace
     from ..verdict import ConfigResult, Failure, Verdict
 
