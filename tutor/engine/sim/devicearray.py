@@ -65,19 +65,60 @@ class DeviceArray:
         return DeviceArray(view, self.role)
 
     def reshape(self, *shape, order="C"):
-        return DeviceArray(self.__memory.reshape(*shape, order=order), self.role)
+        """A view with another shape, as numba-cuda's: one that needs a copy is refused."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        try:
+            view = self.__memory.reshape(shape, order=order)
+        except ValueError as e:
+            raise ValueError(f"reshape changes the size of the array: {e}; a view keeps all {self.size} "
+                             "elements") from None
+        m = self.__memory
+        fix = "reshape a contiguous array, or have the kernel index the strided one"
+        if view.size and not np.may_share_memory(view, m):
+            raise NotImplementedError(f"reshape would require copy: a device array of shape {self.shape} and strides "
+                                      f"{self.strides} cannot be viewed as {tuple(view.shape)}; {fix}")
+        if view.shape != m.shape and not (m.flags.c_contiguous or m.flags.f_contiguous):
+            raise NotImplementedError(f"operation requires copying: numba-cuda reshapes only a contiguous device "
+                                      f"array, and this one has strides {self.strides}; {fix}")
+        return DeviceArray(view, self.role)
 
     def ravel(self, order="C"):
-        if not self.__memory.flags.c_contiguous:
-            raise NotImplementedError("ravel() of a non-contiguous device array is not supported on a GPU")
-        return DeviceArray(self.__memory.ravel(order=order), self.role)
+        m = self.__memory
+        if not ((order in "CA" and m.flags.c_contiguous) or (order in "FA" and m.flags.f_contiguous)):
+            raise NotImplementedError("ravel on non-contiguous array: a GPU flattens only a contiguous device array; "
+                                      "pass the strided one to the kernel and index it there")
+        return DeviceArray(m.ravel(order=order), self.role)
 
     def transpose(self, axes=None):
-        return DeviceArray(self.__memory.transpose(axes), self.role)
+        """numba-cuda transposes a 2-D device array into a new one (a copy, made by a kernel), so
+        a kernel that writes into `a.T` does not write into `a`; here too."""
+        if axes and tuple(axes) == tuple(range(self.ndim)):
+            return self
+        if self.ndim != 2:
+            raise NotImplementedError(f"transposing a non-2D DeviceNDArray isn't supported: this one has "
+                                      f"{self.ndim} dimension(s); index it in the kernel the way you need")
+        if axes is not None and set(axes) != {0, 1}:
+            raise ValueError(f"invalid axes list {axes!r}")
+        return DeviceArray(np.ascontiguousarray(self.__memory.T), "scratch")
 
     @property
     def T(self):
         return self.transpose()
+
+    def squeeze(self, axis=None, stream=0):
+        return DeviceArray(self.__memory.squeeze(axis), self.role)
+
+    def view(self, dtype):
+        """The same memory read as another dtype (a NumPy one, as on a GPU)."""
+        from .hostapi import numpy_dtype
+
+        return DeviceArray(self.__memory.view(numpy_dtype(dtype, "a device array's view()")), self.role)
+
+    @property
+    def flags(self) -> dict:
+        m = self.__memory
+        return {"C_CONTIGUOUS": bool(m.flags.c_contiguous), "F_CONTIGUOUS": bool(m.flags.f_contiguous)}
 
     def is_c_contiguous(self) -> bool:
         return bool(self.__memory.flags.c_contiguous)
@@ -113,19 +154,38 @@ class DeviceArray:
     def __index__(self):
         raise TypeError(_HOST_COPY.format(what="using a device array as an index"))
 
-    def copy_to_host(self, *args, **kwargs):
+    def copy_to_host(self, ary=None, stream=0):
+        if ary is not None:
+            _compatible(self, ary)  # what a GPU refuses first
         raise TypeError(_HOST_COPY.format(what="copy_to_host()"))
 
-    def copy_to_device(self, *args, **kwargs):
+    def copy_to_device(self, ary, stream=0):
+        if getattr(ary, "size", 1) == 0:
+            return None  # nothing to copy, as on a GPU
+        _compatible(self, ary if isinstance(ary, DeviceArray) else np.asarray(ary))
         raise TypeError(_HOST_COPY.format(what="copy_to_device()"))
 
     def __getattr__(self, name):
         raise AttributeError(f"a device array in launch() has no `{name}` on the simulator (a GPU's device "
-                             "arrays allow only shape, dtype, size, ndim, strides, nbytes, views and passing to "
-                             "kernels in host code)")
+                             "arrays allow only shape, dtype, size, ndim, strides, nbytes, flags, views (slices, "
+                             "reshape, ravel, squeeze, view) and passing to kernels in host code)")
 
     def __reduce__(self):
         raise TypeError("a device array cannot leave the process")
+
+
+def _compatible(device, other) -> None:
+    """numba-cuda's check_array_compatibility: a copy between arrays of other dtypes or shapes fails."""
+    if device.dtype != other.dtype:
+        raise TypeError(f"incompatible dtype: {device.dtype} vs. {other.dtype}: a copy to or from a device array "
+                        "needs the same dtype on both sides")
+    if _squeezed(device.shape) != _squeezed(other.shape):
+        raise ValueError(f"incompatible shape: {device.shape} vs. {other.shape}: a copy to or from a device array "
+                         "needs the same shape on both sides")
+
+
+def _squeezed(shape) -> tuple:
+    return tuple(d for d in shape if d != 1)
 
 
 def _refuse(op):

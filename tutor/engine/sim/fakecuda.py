@@ -365,18 +365,45 @@ class FakeCuda:
             raise AttributeError(name)
         raise Unsupported(f"cuda.{name}")
 
-    # -- host side, for candidate modules whose launch() allocates scratch -----------------------
-    def device_array(self, shape, dtype=np.float32):
+    # -- host side: what launch() may call, accepted and refused as numba-cuda does (hostapi.py) ---
+    def device_array(self, shape, dtype=np.float64, strides=None, order="C", stream=0):
         """Scratch memory as a GPU gives it: garbage, here NaN (floats) or a large int, so a
-        kernel that reads scratch it never wrote goes wrong visibly."""
+        kernel that reads scratch it never wrote goes wrong visibly. Like numba-cuda's, the dtype
+        is NumPy's (np.float32, 'float32'; float64 when none is given), never a Numba type."""
+        from .devicearray import DeviceArray
+        from .hostapi import array_shape, numpy_dtype
+
+        dtype = numpy_dtype(dtype, "cuda.device_array")
+        shape = array_shape(shape, "cuda.device_array", dtype.itemsize)
+        if strides is not None:
+            raise Unsupported("cuda.device_array(..., strides=...)")
+        return DeviceArray(np.full(shape, _garbage(dtype), dtype=dtype, order=order), "scratch")
+
+    def device_array_like(self, ary, stream=0):
+        return self.device_array(ary.shape, ary.dtype, order="F" if _f_only(ary) else "C")
+
+    def to_device(self, obj, stream=0, copy=True, to=None):
+        """A host array's copy in device memory (a device array is returned as it is, as numba-cuda
+        does). `to=` copies into an existing one, which is a host copy into it (devicearray.py)."""
         from .devicearray import DeviceArray
 
-        dtype = np.dtype(getattr(dtype, "np_dtype", dtype))
-        fill = np.nan if dtype.kind == "f" else np.iinfo(dtype).max // 3
-        return DeviceArray(np.full(shape, fill, dtype=dtype), "scratch")
+        if to is not None:
+            if copy:
+                to.copy_to_device(obj, stream=stream)
+            return to
+        if isinstance(obj, DeviceArray):
+            return obj
+        return DeviceArray(np.array(obj, copy=True), "scratch")
 
-    def device_array_like(self, ary):
-        return self.device_array(ary.shape, ary.dtype)
+    def stream(self):
+        from .hostapi import Stream
+
+        return Stream()
+
+    default_stream = legacy_default_stream = per_thread_default_stream = stream
+
+    def synchronize(self):
+        """Every simulated launch has finished when it returns: nothing to wait for."""
 
     # -- thread geometry ------------------------------------------------------------------------
     def grid(self, ndim):
@@ -648,6 +675,26 @@ def _nan_min(old, v):
     if v != v:
         return old
     return old if old <= v else v
+
+
+def _garbage(dtype: np.dtype):
+    """What unwritten scratch holds here: NaN for floats, a large number for integers, True for bools."""
+    if dtype.kind in "fc":
+        return np.nan
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).max // 3
+    if dtype.kind == "b":
+        return True
+    return 0
+
+
+def _f_only(ary) -> bool:
+    """Whether device_array_like keeps Fortran order, as numba-cuda does for an F-only array."""
+    flags = getattr(ary, "flags", None)
+    try:
+        return bool(flags["F_CONTIGUOUS"]) and not bool(flags["C_CONTIGUOUS"])
+    except (TypeError, KeyError):
+        return False
 
 
 class FakeNumba:

@@ -29,6 +29,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 
 from .devicearray import memory_of
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
+from .hostapi import check_launchable, launch_config
 from .simarray import NeedsCheckedRun, SimArray, fast_local, new_array
 from ..trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
@@ -63,24 +64,24 @@ class SimKernel:
 
     def __getitem__(self, config):
         # kernel[blocks, threads], kernel[blocks, threads, stream] or kernel[blocks, threads, stream,
-        # shared_bytes]: the simulator has one stream, so the stream changes nothing here
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise TypeError("launch a kernel as kernel[blocks, threads](...), or as kernel[blocks, threads, "
-                            "0, shared_bytes](...) for dynamic shared memory")
-        blocks, threads = config[0], config[1]
-        shared_bytes = config[3] if len(config) == 4 else 0
+        # shared_bytes], checked as numba-cuda checks them (hostapi.py): the simulator has one
+        # stream, so the stream changes nothing here
+        blocks, threads, shared_bytes = launch_config(config)
 
         def launcher(*handles):
             cuda = self.cuda
             # host code holds DeviceArray handles (devicearray.py); the kernel gets the memory, and
             # the trace keeps where each array came from (by aid: the arrays are numbered in order)
+            check_launchable(blocks, threads, shared_bytes)  # what the driver refuses when a GPU launches it
             args = [memory_of(a) for a in handles]
             roles = [getattr(h, "role", None) for h, a in zip(handles, args) if isinstance(a, np.ndarray)]
             cuda._launches.append((self.__name__, launch_types(args)))
             if cuda._record_only:
                 return None
             names = self.params[:len(args)] + [f"arg{i}" for i in range(len(self.params), len(args))]
-            launch = run_launch(self, blocks, threads, list(zip(names, args)), shared_bytes=shared_bytes,
+            # a GPU accepts a float size (seen on an H100); the simulator takes its whole part
+            whole = int(shared_bytes) if isinstance(shared_bytes, float) else shared_bytes
+            launch = run_launch(self, blocks, threads, list(zip(names, args)), shared_bytes=whole,
                                 sample=cuda._sample)
             launch.trace.roles = roles
             cuda._traces.append((launch.trace, launch.failures))
@@ -90,7 +91,8 @@ class SimKernel:
         return launcher
 
     def __call__(self, *args, **kwargs):
-        raise TypeError("a kernel is launched with kernel[blocks, threads](...), not called directly")
+        raise ValueError("Kernel launch configuration was not specified: a kernel is launched with "
+                         "kernel[blocks, threads](...), not called directly")
 
 
 def run_launch(kernel: SimKernel, blocks, threads, named_args, *, current=None, **options) -> "Launch":
