@@ -31,8 +31,9 @@ from ..engine.verdict import KINDS, ConfigResult, Failure, GpuTiming, ShapeMeasu
 DEFAULT_TIMEOUT = 120.0
 MEMORY_MB = 8192
 MIN_CASES = 5
-SAMPLE_S = 3.0  # of a drawn shape's first run, the simulated blocks' time (task_child's Sample)
-SCORED_S = 6.0  # of the scored shape's: a kernel whose every block does not fit is judged on a sample, unscored
+DRAWN_S = 12.0  # of all drawn shapes' runs together, the simulated blocks' time (task_child's Sample)
+SCORED_S = 6.0  # of the scored shape's first run: a kernel whose every block does not fit is judged on a sample, unscored
+SECOND_SHARE = 0.4  # of a shape's time, what its second start of out gets (on blocks of the first's)
 TIMING_RUNS = 25
 SPEEDUP_TO_REVIEW = 10.0
 ANSWER_HEADER_MB = 64  # the child's records of what ran: launches, counters, the modelled time
@@ -171,6 +172,7 @@ class _Judge:
         verification. Every case runs twice, from two starts of `out` (starts)."""
         sim = self.backend == "sim"
         drawn = self.task.random_shapes(self.rng) if sim else []
+        self.drawn = len(drawn)
         scored = [self.task.scored_shape()] if sim and self.task.scored_shape() else []
         fixed = self.task.shapes(self.backend)
         n = max(MIN_CASES - len(drawn) - len(scored), len(fixed)) if fixed else 0
@@ -193,8 +195,12 @@ class _Judge:
         repeat = len(starts)
         request = {"op": "task_run", "out_shape": list(out_shape), "starts": starts, "model": model}
         if role in ("drawn", "scored") and self.backend == "sim":  # large shapes: the blocks that fit (task_child)
-            request["sample"] = {"seed": int(self.rng.integers(0, 2**31)), "seconds": SAMPLE_S if role == "drawn"
-                                 else SCORED_S}
+            if role == "scored":
+                first, second = SCORED_S, SCORED_S * SECOND_SHARE
+            else:
+                total = max(1.0, DRAWN_S / max(1, self.drawn))
+                first, second = total * (1 - SECOND_SHARE), total * SECOND_SHARE
+            request["sample"] = {"seed": int(self.rng.integers(0, 2**31)), "seconds": first, "second": second}
         self.in_flight = (where, time.monotonic())
         try:
             records, arrays = self.ask(request, inputs, outputs=[4 * math.prod(out_shape)] * repeat
@@ -227,9 +233,9 @@ class _Judge:
             model = False
         elif sampled:
             verdict.notes.append(f"at {where}, {sampled[0]} of its {sampled[1]} blocks were simulated (the first, the "
-                                 "last, and others drawn at random, as many as fit "
-                                 f"{SAMPLE_S:g} s; the blocks are independent: one launch, no global atomics); the "
-                                 "cells they wrote were judged")
+                                 "last, and others drawn at random, as many as fit the time a drawn shape gets; the "
+                                 "blocks are independent: one launch, no global atomics); the cells they wrote were "
+                                 "judged")
         floor = sum(int(x.nbytes) for x in inputs) + int(np.prod(out_shape)) * 4
         judged = self.compare(inputs, after, got, again, expected, where, records.get("writes", {}), names,
                               starts[-1])

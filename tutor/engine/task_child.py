@@ -137,7 +137,9 @@ def _sample(request: dict):
     s = request.get("sample")
     if not isinstance(s, dict) or not isinstance(s.get("seed"), int) or not isinstance(s.get("seconds"), (int, float)):
         return None
-    return {"seed": int(s["seed"]), "seconds": min(max(float(s["seconds"]), 0.1), 60.0)}
+    second = s.get("second") if isinstance(s.get("second"), (int, float)) else SECOND_START_S
+    return {"seed": int(s["seed"]), "seconds": min(max(float(s["seconds"]), 0.1), 60.0),
+            "second": min(max(float(second), 0.1), 60.0)}
 
 
 SECOND_START_S = 2.0  # a second start of `out` runs on the blocks that fit in this (at least the first and last)
@@ -208,7 +210,8 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         if n == 0:
             how = first_sample
         elif single:
-            how = Sample(blocks=ran_first) if ran_first is not None else Sample(n, SECOND_START_S)
+            second = sample["second"] if sample else SECOND_START_S
+            how = Sample(blocks=ran_first, seconds=second) if ran_first is not None else Sample(n, second)
         else:
             how = None
         with records(cuda, trace_local=False, sample=how) as done, LinesRun() as ran_lines:

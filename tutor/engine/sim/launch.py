@@ -145,15 +145,17 @@ class Sample:
     independent (one launch, no global atomics): task_child checks that, and runs every block
     when it does not hold."""
 
-    def __init__(self, seed: int = 0, seconds: float = 4.0, blocks: list | None = None):
+    def __init__(self, seed: int = 0, seconds: float | None = 4.0, blocks: list | None = None):
+        """`blocks` in the order they are to run (None: the first, the last, then drawn from
+        `seed`); `seconds` None: every one of them."""
         self.seed, self.seconds, self.blocks = seed, seconds, blocks
 
     def order(self, grid) -> list:
         gx, gy, gz = grid
         every = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
         if self.blocks is not None:
-            chosen = {tuple(b) for b in self.blocks}
-            return [b for b in every if b in chosen]
+            inside = set(every)
+            return [tuple(b) for b in self.blocks if tuple(b) in inside]
         if len(every) <= 2:
             return every
         rest = every[1:-1]
@@ -336,10 +338,10 @@ class Launch:
 
     def _run_sample(self):
         order = self.sample.order(self.grid)
-        until = time.monotonic() + self.sample.seconds
+        until = None if self.sample.seconds is None else time.monotonic() + self.sample.seconds
         self.ran_blocks = []
         for n, bpos in enumerate(order):
-            if self.sample.blocks is None and n >= 2 and time.monotonic() > until:
+            if until is not None and n >= 2 and time.monotonic() > until:
                 break
             self._run_block(bpos)
             self.ran_blocks.append(bpos)
