@@ -18,9 +18,7 @@ def make_inputs(rng, shape):
     lean = q[:, :, hot]
     q[:, :, hot] = lean - lean.mean(axis=-1, keepdims=True) + shift / SHARED
     arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in (q, k, v)]
-    # Document ids: sorted random ids per batch (contiguous documents of random lengths).
-    n_docs = max(1, S // 3)
-    doc = np.sort(rng.integers(0, n_docs, size=(B, S)), axis=1)
+    doc = np.stack([_documents(rng, S, row) for row in range(B)])
     arrays.append(np.ascontiguousarray(doc, dtype=np.int32))
     return tuple(arrays)
 
@@ -28,3 +26,33 @@ def make_inputs(rng, shape):
 def output_shape(shape):
     B, H, S, D = (int(v) for v in shape)
     return (B, H, S, D)
+
+
+def _documents(rng, S, row):
+    """Sorted document ids for one batch row: documents from one position to the whole sequence,
+    ids rising by 1 or 2 from 0 to 2 (so no kernel may take them for positions or counts).
+    - row 0, 3, ...: one long document among tiny ones. Past 128 positions (the widest tile a
+      kernel might use) wherever the row is longer than 129, else at least half the row; the rest
+      of the row, at least one position, is cut into documents of 1 to 3 positions on either side;
+    - row 1, 4, ...: a single document spanning the whole row;
+    - row 2, 5, ...: tiny documents only, of 1 to 4 positions."""
+    if row % 3 == 1 or S == 1:
+        lengths = [S]
+    elif row % 3 == 2:
+        lengths = _tiny(rng, S, 4)
+    else:
+        long = int(rng.integers(129 if S > 129 else (S + 1) // 2, S))
+        before = int(rng.integers(0, S - long + 1))
+        lengths = _tiny(rng, before, 3) + [long] + _tiny(rng, S - long - before, 3)
+    ids = int(rng.integers(0, 3)) + np.cumsum(rng.integers(1, 3, size=len(lengths))) - 1
+    return np.repeat(ids, lengths)
+
+
+def _tiny(rng, total, longest):
+    """Lengths of 1 to `longest` positions that add up to `total`."""
+    lengths = []
+    while total > 0:
+        lengths.append(min(total, int(rng.integers(1, longest + 1))))
+        total -= lengths[-1]
+    return lengths
+

@@ -15,6 +15,7 @@ import tomllib
 import pytest
 
 from tutor.engine.loading.static_rules import check_task_module
+from tutor.coach.tasks import load_task
 from tutor.coach.verify import verify
 from task_kernels import KERNELS, compile_for_sm90, load
 
@@ -89,15 +90,16 @@ def test_candidate_passes_the_verifier_on_our_simulator(task, cand):
 
 def test_a_causal_alibi_kernel_that_sees_only_the_last_16_keys_fails_past_the_fixed_shapes():
     """Judged correct before the drawn shapes: every fixed shape has S <= 9, inside the window. The
-    scored shape (S = 97) and the drawn one (S >= 160) both reach past it."""
+    scored shape (S = 97) and every drawn one (S >= 17) reach past it."""
     naive = (KERNELS / "attention_alibi" / "naive.py").read_text()
     assert naive.count("for j in range(qi + 1):") == 2
     source = naive.replace("for j in range(qi + 1):", "for j in range(max(0, qi - 15), qi + 1):")
     result = verify("attention_alibi", source)
     assert {f.kind for f in result.failures} == {"wrong_output"}
-    assert all(c.passed for c in result.configs[:-2])
-    assert [c.passed for c in result.configs[-2:]] == [False, False]
-    shapes = [c.name for c in result.configs[-2:]]
+    past = 1 + len(load_task("attention_alibi").data["sim_random"])  # the scored shape and the drawn ones
+    assert all(c.passed for c in result.configs[:-past])
+    assert [c.passed for c in result.configs[-past:]] == [False] * past
+    shapes = [c.name for c in result.configs[-past:]]
     assert all(any(shape in f.message for shape in shapes) for f in result.failures)
 
 
@@ -105,12 +107,9 @@ def test_a_causal_alibi_kernel_that_sees_only_the_last_16_keys_fails_past_the_fi
 def test_the_drawn_shape_is_past_two_64_tiles_and_a_warp_of_head_dimensions(task):
     import numpy as np
 
-    from tutor.coach.tasks import load_task
-
     spec = load_task(task)
     for seed in range(20):
-        (shape,) = spec.random_shapes(np.random.default_rng(seed))
-        B, H, S, D = shape
+        B, H, S, D = shape = spec.random_shapes(np.random.default_rng(seed))[0]
         assert S >= 160 and D > 32 and S % 16 and D % 16, shape
 
 
@@ -123,7 +122,9 @@ def test_a_tiled_kernel_missing_the_barrier_between_tiles_races_on_the_drawn_sha
     assert expert.count(guard) == 1
     result = verify("attention", expert.replace(guard, ""))
     assert "race" in {f.kind for f in result.failures}, [f.to_json() for f in result.failures]
-    assert all(c.passed for c in result.configs[:-2]) and result.configs[-1].passed is False
+    drawn = len(load_task("attention").data["sim_random"])
+    past_two_tiles = result.configs[-drawn]  # the first rule's shape
+    assert all(c.passed for c in result.configs[:-drawn - 1]) and past_two_tiles.passed is False
 
 
 @pytest.mark.parametrize("task", TASKS)
