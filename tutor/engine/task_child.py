@@ -219,8 +219,13 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         if n == 0:
             covered = ran_lines.lines
         ran = done.ran_blocks[0][0] if len(done.ran_blocks) == 1 else None
-        if n == 0 and ran is not None and _global_atomics(done.traces[0][0]):
-            out = start_of(start, out_shape)  # blocks that add into one another's cells: every block runs
+        if n == 0 and ran is not None and (_global_atomics(done.traces[0][0]) or not _could_cover(
+                done.traces[0][0], ran, done.ran_blocks[0][1], out.size)):
+            # Blocks that add into one another's cells, or blocks that cannot have written every cell
+            # of out between them (the most one sampled block wrote, times the blocks, is short of it:
+            # a grid rounded down, columns past a width never written): every block runs, so that
+            # the cells nobody wrote are judged as such.
+            out = start_of(start, out_shape)
             with records(cuda, trace_local=False) as done:
                 launch(*handles(out, inputs))
             ran = None
@@ -262,6 +267,24 @@ def _global_atomics(trace) -> bool:
 
     spaces = [a.space for a in trace.arrays]
     return any(e[1] == ATOMIC and spaces[e[2]] == GLOBAL for e in trace.events)
+
+
+def _could_cover(trace, blocks, total: int, size: int) -> bool:
+    """Whether `total` blocks writing as many cells of `out` as the busiest sampled block did could
+    write all `size` of them: if every cell is written, some block writes at least size / total."""
+    from .trace import ATOMIC, WRITE
+
+    roles = list(trace.roles or [])
+    if "out" not in roles or not blocks:
+        return True
+    aid = roles.index("out")
+    tpb = trace.threads_per_block
+    cells: dict = {}
+    for e in trace.events:
+        if e[2] == aid and (e[1] == WRITE or e[1] == ATOMIC):
+            cells.setdefault(e[0] // tpb, set()).add(e[3])
+    most = max((len(c) for c in cells.values()), default=0)
+    return most * total >= size
 
 
 def _written_by(trace, blocks, out_shape) -> np.ndarray:
