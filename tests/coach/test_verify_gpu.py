@@ -26,8 +26,8 @@ def test_honest_candidate_is_correct_and_timed_against_the_baseline(gpu_task):
     result = verify(gpu_task, HONEST, "gpu")
     assert result.passed, [f.to_json() for f in result.failures]
     timing = result.timing
-    assert timing["ms"] > 0 and timing["baseline_ms"] > 0 and timing["runs"] >= 20
-    assert 0.5 < timing["speedup"] < 2.0  # the same kernel as the baseline
+    assert timing.ms > 0 and timing.baseline_ms > 0 and timing.runs >= 20
+    assert 0.5 < timing.speedup < 2.0  # the same kernel as the baseline
     assert not result.flags
 
 
@@ -75,4 +75,4 @@ def test_a_kernel_that_skips_work_once_out_holds_numbers_is_timed_doing_the_work
     skipping = HEAVY.replace("SKIP", "if out[i] == out[i]:\n                return  # not NaN: done before")
     result = verify(gpu_task, skipping, "gpu")
     assert result.passed, [f.to_json() for f in result.failures]
-    assert 0.5 < result.timing["speedup"] < 2.0, result.timing  # the same work as the baseline
+    assert 0.5 < result.timing.speedup < 2.0, result.timing  # the same work as the baseline

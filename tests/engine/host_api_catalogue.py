@@ -146,7 +146,7 @@ CATALOGUE: list[HostCall] = [
     #    cuda.core.LaunchConfig, then the driver at launch)
     host("launch_ints", "fill[1, 8](out)"),
     host("launch_tuples", "fill[(1,), (8,)](out)"),
-    host("launch_lists", "fill[[1], [8]](out)"),
+    host("launch_lists", "fill[[1], [8]](out)", "TypeError", "unhashable type: 'list'", numba_sim="ok"),  # seen on an H100
     host("launch_2d", "fill2[(1, 1), (2, 4)](out.reshape(2, 4))"),
     host("launch_size_arithmetic", "fill[(out.size + 3) // 4, 4](out)"),
     host("launch_math_ceil", "fill[math.ceil(out.size / 4), 4](out)"),

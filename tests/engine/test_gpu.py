@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from tutor.session import Session
 from tutor.engine.runner import Runner
 from tutor.puzzles import load_catalog
 
@@ -94,8 +95,8 @@ def kernel(out, a, b, m, k, n):
 
 
 def test_a_kernel_whose_local_arrays_would_claim_the_room_is_refused_before_its_turn(monkeypatch, catalog):
-    monkeypatch.setenv("GPU_TUTOR_GPU_MEMORY_MB", "64")
-    with Runner("gpu", timeout=60, with_simulator=False) as alone:
+    monkeypatch.setenv("GPU_TUTOR_GPU_MEMORY_MB", "64")  # read by the entry point, as `gpu-tutor` reads it
+    with Runner("gpu", timeout=60, with_simulator=False, session=Session.from_environment()) as alone:
         verdict = alone.check("matmul_tiled", LOCAL_HOG, "hog.py", seed=1).verdict
         assert not verdict.passed and alone.last_turn["turn"] is False
     said = " ".join(f.message for f in verdict.failures)

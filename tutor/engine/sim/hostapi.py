@@ -108,6 +108,9 @@ def launch_config(config) -> tuple:
         raise ValueError(f"must specify at least the griddim and blockdim, and at most a stream and the shared "
                          f"memory size besides: kernel[...] was given {len(config)} items; {usage}")
     blocks, threads = config[0], config[1]
+    if isinstance(blocks, list) or isinstance(threads, list):  # seen on an H100: the dispatcher hashes them
+        raise TypeError(f"unhashable type: 'list': kernel[{blocks!r}, {threads!r}] gives a list where numba-cuda "
+                        "takes a number or a tuple; write kernel[(1,), (8,)] or kernel[1, 8]")
     if blocks is None or threads is None:
         raise ValueError(f"Kernel launch configuration was not specified: kernel[{blocks!r}, {threads!r}]; {usage}")
     blocks, threads = _dims(blocks, "griddim", "blocks"), _dims(threads, "blockdim", "threads")
