@@ -25,8 +25,9 @@ from ..engine.process import wire
 from ..engine.analysis.modelled_time import floor_seconds, least_seconds
 from ..engine.process.sandbox import Child, ChildDied, ChildFailed, ChildTimeout
 from ..engine.analysis.detect import bad_cells
+from ..engine.judge import cleaned
 from ..session import Session
-from ..engine.verdict import KINDS, ConfigResult, Failure, GpuTiming, ShapeMeasure, Verdict
+from ..engine.verdict import ConfigResult, Failure, GpuTiming, ShapeMeasure, Verdict
 
 DEFAULT_TIMEOUT = 120.0
 MEMORY_MB = 8192
@@ -114,7 +115,7 @@ class _Judge:
                 self.child = child
                 self.in_flight = ("loading", time.monotonic())
                 loaded, _ = self.ask({"op": "task_load", "source": self.source})
-                verdict.failures += [_failure(f) for f in loaded["failures"]]
+                verdict.failures += [cleaned(f) for f in loaded["failures"]]
                 self.executable, self.covered = _lines(loaded.get("lines")), set()
                 if not verdict.failures:
                     self.cases(verdict)
@@ -207,7 +208,7 @@ class _Judge:
                                        + [x.nbytes for x in inputs] + [math.prod(out_shape)] * repeat)
         except ChildFailed as e:
             return [Failure(kind="runtime_error", config=where, message=f"{e.name}: {e.message} ({where})")]
-        failures = [_failure(i, where) for i in records["issues"]]
+        failures = [cleaned(i, where) for i in records["issues"]]
         self.covered |= _lines(records.get("lines"))
         verdict.configs.append(ConfigResult(where, (), (), {"out": out_shape}, {}, False))
         if not records.get("ran", True):
@@ -498,17 +499,3 @@ def _counted(claimed) -> list | None:
         return None
 
 
-def _failure(d: dict, where: str | None = None) -> Failure:
-    """A failure the child reported, as the engine's Failure (an unknown kind becomes an error). Its
-    location is kept only where it has the type a location has: the child is not trusted."""
-    kind = d.get("kind") if d.get("kind") in KINDS else "runtime_error"
-    f = Failure(kind=kind, message=str(d.get("message", "")), config=where)
-    if isinstance(d.get("line"), int) and not isinstance(d.get("line"), bool):
-        f.line = d["line"]
-    if isinstance(d.get("array"), str):
-        f.array = d["array"][:100]
-    for key in ("block", "thread", "other_thread", "index"):
-        value = d.get(key)
-        if isinstance(value, list) and len(value) <= 8 and all(isinstance(v, int) for v in value):
-            setattr(f, key, tuple(value))
-    return f

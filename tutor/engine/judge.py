@@ -19,7 +19,7 @@ import numpy as np
 from tutor.puzzles import LaunchConfig, Puzzle
 from .analysis import detect, perf_targets
 from .loading.loader import LoadError
-from .verdict import CheckResult, ConfigResult, ConfigRun, Failure, Verdict, failure_from_dict
+from .verdict import KINDS, CheckResult, ConfigResult, ConfigRun, Failure, Verdict, failure_from_dict
 
 N_RANDOM = 3
 MAX_PRINTED = 4000
@@ -428,3 +428,32 @@ def fold(failures: list[Failure]) -> list[Failure]:
 def _config_result(config: LaunchConfig, passed: bool, kernel_ms=None) -> ConfigResult:
     return ConfigResult(config.name, config.threads, config.blocks, dict(config.shapes), dict(config.scalars),
                         passed, config.random, kernel_ms)
+
+
+def cleaned(record, where: str | None = None) -> Failure:
+    """A failure a child reported (a dict from a task's child, a Failure the wire rebuilt from a
+    puzzle check's), field by field as the engine's Failure: the child is not trusted, so an unknown
+    kind is an error, and a location is kept only where it has the type a location has. The one
+    cleaning of a child's records, for puzzles and tasks alike."""
+    d = record.to_json() if isinstance(record, Failure) else record if isinstance(record, dict) else {}
+    kind = d.get("kind") if d.get("kind") in KINDS else "runtime_error"
+    f = Failure(kind=kind, message=str(d.get("message", ""))[:4000])
+    config = d.get("config") if where is None else where
+    f.config = config[:200] if isinstance(config, str) else None
+    if isinstance(d.get("line"), int) and not isinstance(d.get("line"), bool):
+        f.line = d["line"]
+    for key in ("array", "rule"):
+        if isinstance(d.get(key), str):
+            setattr(f, key, d[key][:100])
+    for key in ("block", "thread", "other_thread", "index"):
+        value = d.get(key)
+        if isinstance(value, (list, tuple)) and len(value) <= 8 and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            setattr(f, key, tuple(value))
+    if isinstance(d.get("count"), int) and not isinstance(d.get("count"), bool) and d["count"] >= 1:
+        f.count = d["count"]
+    details = d.get("details")
+    if isinstance(details, list) and len(details) <= 256 and all(
+            isinstance(x, dict) and all(isinstance(k, str) for k in x) for x in details):
+        f.details = details
+    return f

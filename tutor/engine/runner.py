@@ -285,7 +285,7 @@ class Runner:
                 return self._ask_in_turn(request, on_wait)
 
     def _judged(self, spec, request, planned, answer, keep_traces):
-        from .judge import judge
+        from .judge import cleaned, judge
         from .verdict import CheckResult
 
         if isinstance(answer, Verdict):
@@ -297,6 +297,8 @@ class Runner:
                                               "not a check's result; nothing it said was used.")))
         for run, p in zip(answer.runs, planned):  # the child sends back only what the kernel wrote
             run.config, run.inputs = p.config, p.inputs
+            run.failures = [cleaned(f) for f in run.failures]
+        answer.verdict.failures = [cleaned(f) for f in answer.verdict.failures]
         return judge(spec, answer, planned, keep_traces=keep_traces)
 
     def _puzzle(self, puzzle_id: str):
