@@ -74,8 +74,10 @@ def verify_all(backend: str, jobs: int) -> list:
         task, name, source = row
         started = time.perf_counter()
         v = verify(task, source, backend)
-        return task, name, v.passed, sorted(set(v.kinds())), time.perf_counter() - started, \
+        row = task, name, v.passed, sorted(set(v.kinds())), time.perf_counter() - started, \
             (v.timing.speedup if v.timing else None)
+        print(f"{backend}: {row}", flush=True)  # a run cut short still shows what it finished
+        return row
 
     with ThreadPoolExecutor(jobs if backend == "sim" else 1) as pool:  # GPU timings one at a time
         return list(pool.map(one, rows))

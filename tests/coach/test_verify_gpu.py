@@ -70,9 +70,19 @@ HEAVY = HEAD + textwrap.dedent("""
     """)
 
 
-def test_a_kernel_that_skips_work_once_out_holds_numbers_is_timed_doing_the_work(gpu_task, tmp_path):
+def test_a_kernel_that_skips_work_once_out_holds_numbers_fails_before_it_is_timed(gpu_task, tmp_path):
+    # Before "One judge, rebuilt" every run started from NaN, so this passed and only its timing had
+    # to be made honest; a task's out may hold anything, and a second start of zeros or random
+    # numbers now shows it doing nothing, on the GPU as on the simulator beside it.
     (tmp_path / "scale" / "naive.py").write_text(HEAVY.replace("SKIP", "pass"))
     skipping = HEAVY.replace("SKIP", "if out[i] == out[i]:\n                return  # not NaN: done before")
     result = verify(gpu_task, skipping, "gpu")
+    assert not result.passed and result.timing is None
+    assert any(f.kind == "wrong_output" and "starting as" in f.message for f in result.failures), result.failures
+
+
+def test_the_naive_kernel_is_timed_doing_the_same_work_as_itself(gpu_task, tmp_path):
+    (tmp_path / "scale" / "naive.py").write_text(HEAVY.replace("SKIP", "pass"))
+    result = verify(gpu_task, HEAVY.replace("SKIP", "pass"), "gpu")
     assert result.passed, [f.to_json() for f in result.failures]
     assert 0.5 < result.timing.speedup < 2.0, result.timing  # the same work as the baseline
