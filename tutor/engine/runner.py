@@ -84,6 +84,7 @@ class Runner:
         # On our simulator, a learner's own check hears the real compiler from a second warm child at
         # the same time (check's on_provisional): the simulator's verdict first, then the final one.
         self._compiler: Runner | None = None
+        self._compiles_for: Runner | None = None  # set on a compiler's own runner: it compiles beside no one
         self.sim = Runner("sim", timeout=timeout, memory_mb=memory_mb, content=content, session=session) \
             if (backend != "sim" if with_simulator is None else with_simulator and backend != "sim") else None
 
@@ -110,12 +111,13 @@ class Runner:
     def _compiles_beside(self) -> bool:
         """A trusted simulator check compiles in a second child beside it; an untrusted one is
         compiled before it runs, in its own child, and a GPU compiles for real."""
-        return self.backend == "sim" and not self.untrusted
+        return self.backend == "sim" and not self.untrusted and self._compiles_for is None
 
     def _compiler_runner(self) -> Runner:
         if self._compiler is None:
             self._compiler = Runner("sim", timeout=self.timeout, memory_mb=self.memory_mb, content=self.content,
                                     session=self.session, with_simulator=False)
+            self._compiler._compiles_for = self
         return self._compiler
 
     def _fork_server(self):
