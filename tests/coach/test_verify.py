@@ -273,7 +273,7 @@ def test_a_softmax_right_only_up_to_64_columns_fails_on_the_drawn_shape(old, new
     from tutor.coach.tasks import load_task
 
     result = verify("softmax", _changed(load_task("softmax").source("naive"), old, new))
-    assert not result.passed and _drawn_failed(result, "softmax")
+    assert not result.passed and all(_shape_of(c)[1] > 64 for c in result.configs if not c.passed)
     assert all(c.passed for c in _fixed(result, "softmax")), [f.to_json() for f in result.failures]
 
 

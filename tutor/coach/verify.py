@@ -222,8 +222,8 @@ class _Judge:
         got, again, after = arrays[0], arrays[repeat - 1], arrays[repeat:]
         sampled = _sampled(records.get("sampled"))
         if masks:  # blocks left out at a large shape: their cells are not judged here (the fixed shapes run every block)
-            if not masks[0].any():
-                return failures + [Failure(kind="wrong_output", config=where, message=(
+            if not masks[0].any():  # a launch stopped by its error says why itself
+                return failures or [Failure(kind="wrong_output", config=where, message=(
                     f"the simulated blocks wrote no cell of out ({where})"))]
             got = np.where(masks[0].astype(bool), got, expected).astype(got.dtype)
             again = np.where(masks[-1].astype(bool), again, expected).astype(again.dtype)
