@@ -164,7 +164,9 @@ def test_the_width_follows_the_type_numba_gives_each_expression():
 
 
 def test_with_no_compiler_to_ask_an_int_is_an_int64_and_fma_follows_its_arguments(monkeypatch):
-    monkeypatch.setattr("tutor.engine.loading.compile.intrinsic_types", lambda *args: {})
+    asked = []
+    monkeypatch.setattr("tutor.engine.loading.compile.intrinsic_types",
+                        lambda *args, **kwargs: asked.append(args) or {})
     source = textwrap.dedent("""\
         from numba import cuda
 
@@ -177,6 +179,7 @@ def test_with_no_compiler_to_ask_an_int_is_an_int64_and_fma_follows_its_argument
     a, b, c = _tie_case()
     out = np.zeros(1, dtype=np.float64)
     _simulate(source, 1, ("out", out), ("a", a), ("b", b), ("c", c))
+    assert asked  # the simulator asked, and no compiler answered
     assert out[0] == (1 + 2.0 ** -23) + 63 + 64 + 4
 
 

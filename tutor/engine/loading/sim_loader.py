@@ -15,7 +15,7 @@ import typing
 
 import numpy
 
-from .compile import intrinsic_types
+from . import compile as numba_compile
 from ..sim.fakecuda import FakeCuda, FakeNumba, Unsupported
 from .loader import check_kernel, execute
 from ..sim.launch import SimKernel
@@ -59,7 +59,7 @@ def load_for_sim(source: str, filename: str, signature: list[str] | None = None,
 def load_module_for_sim(source: str, filename: str, *, untrusted: bool = False) -> SimModule:
     """Any module against the simulator (a coaching candidate has many kernels and a launch())."""
     cuda = FakeCuda(source, filename, kernel_class=SimKernel,
-                    intrinsic_types=functools.partial(intrinsic_types, untrusted=untrusted))
+                    intrinsic_types=functools.partial(_intrinsic_types, untrusted=untrusted))
     numba = FakeNumba(cuda)
     real_import = builtins.__import__
     modules = {"numba": numba, "numba.cuda": cuda, "numba.types": numba.types, "numba.core": numba.core,
@@ -78,3 +78,9 @@ def load_module_for_sim(source: str, filename: str, *, untrusted: bool = False) 
     importable = {**modules, "math": math, "numpy": numpy, "typing": typing}
     execute(source, filename, namespace, untrusted=untrusted, import_module=importable.__getitem__)
     return SimModule(namespace, cuda, filename, source)
+
+
+def _intrinsic_types(*args, **kwargs) -> dict:
+    """compile.intrinsic_types, looked up at each call: one name for it in the whole engine, so that
+    whatever stands in for it (a test without a compiler) stands in everywhere, and only while it does."""
+    return numba_compile.intrinsic_types(*args, **kwargs)
