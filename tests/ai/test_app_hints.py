@@ -4,7 +4,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from netless import no_network_prefix
@@ -14,6 +13,7 @@ from textual.widgets import Markdown, Static
 from tutor.ai.config import AISettings
 from tutor.app.app import make_app
 from tutor.app.widgets.hints import HintsPanel
+from waiting import until
 from warm_runners import app_runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,13 +31,11 @@ def run_app(coro, tmp_path, settings):
 
 
 async def hint_done(app, pilot, timeout=60):
+    """The hint asked for (the key began it, the panel streaming) has come, and the panel shows it."""
     panel = app.query_one(HintsPanel)
-    started = time.monotonic()
-    await pilot.pause(0.05)
-    while panel.streaming:
-        assert time.monotonic() - started < timeout, "the hint never finished"
-        await pilot.pause(0.05)
-    await pilot.pause(0.1)
+    await until(pilot, lambda: not panel.streaming, timeout, "the hint to finish")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
     return panel
 
 
@@ -91,14 +89,15 @@ def test_no_word_of_a_reply_shows_in_the_panel_before_the_guard_has_judged_it(tm
         await pilot.press("f7")
         panel = app.query_one(HintsPanel)
         seen_titles, seen_bodies = [], []
-        started = time.monotonic()
-        while panel.streaming or not seen_bodies:
-            assert time.monotonic() - started < 60, "the hint never finished"
+
+        def look() -> bool:  # what the panel shows at each turn of the app's loop while it streams
             title, body = panel_text(panel)
             seen_titles.append(title)
             seen_bodies.append(body)
-            await pilot.pause(0.02)
-        await pilot.pause(0.1)
+            return not panel.streaming
+
+        await until(pilot, look, what="the hint to finish")
+        await hint_done(app, pilot)
         assert not any("+ 10" in b or "Here it is" in b or "That is all" in b for b in seen_bodies)
         assert any("characters so far, shown once checked" in t for t in seen_titles)
         assert "What must you add to each value?" in panel_text(panel)[1]
@@ -129,8 +128,9 @@ def test_escape_cancels_a_slow_hint(tmp_path):
 
     async def check(app, pilot):
         await pilot.press("f7")
-        await pilot.pause(1.5)
         panel = app.query_one(HintsPanel)
+        # a word of the slow reply has come: the model is streaming when the learner cancels
+        await until(pilot, lambda: "characters so far" in panel_text(panel)[0], what="the reply to stream")
         assert panel.streaming
         await pilot.press("escape")
         panel = await hint_done(app, pilot, timeout=5)
@@ -155,7 +155,7 @@ async def main():
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         await pilot.press("f7")
-        await pilot.pause(0.5)
+        await pilot.pause()
         print("SHOWN:", app.query_one(HintsPanel).shown)
         found = app.query("#hints-text")
         print("HINT:", found.first().source if found else "")

@@ -1,7 +1,6 @@
 """The app driven as a learner drives it: open, type, run, read the verdict, move on."""
 
 import asyncio
-import time
 
 from textual.widgets import TextArea
 
@@ -10,6 +9,7 @@ from tutor.app.widgets.hints import HintsPanel
 from tutor.app.widgets.verdict import VerdictView
 from tutor.puzzles import load_catalog
 from tutor.store import Store
+from waiting import until
 from warm_runners import app_runner
 
 RACY_DOT = '''import numba
@@ -45,12 +45,24 @@ def run_app(coro, tmp_path, size=(120, 40), cold=False, **kwargs):
 
 
 async def wait_for_result(app, pilot, timeout=60.0):
-    started = time.monotonic()
-    while app.last_result is None:
-        if time.monotonic() - started > timeout:
-            raise AssertionError("the run never finished")
-        await pilot.pause(0.05)
+    await until(pilot, lambda: app.last_result is not None, timeout, "the run to finish")
     return app.last_result
+
+
+async def autosave_ticks(app, pilot, n: int = 2) -> None:
+    """Wait for `n` more ticks of the app's autosave timer (a tick also shows the notices a dialog
+    held): what a test waits for before saying something did not happen on a tick."""
+    seen = [0]
+
+    def counted():
+        seen[0] += 1
+        type(app)._show_deferred(app)
+
+    app._show_deferred = counted
+    try:
+        await until(pilot, lambda: seen[0] >= n, what=f"{n} ticks of the autosave")
+    finally:
+        del app._show_deferred
 
 
 async def run_kernel(app, pilot):
@@ -63,10 +75,9 @@ def test_editor_really_highlights_python(tmp_path):
     async def check(app, pilot):
         editor = app.query_one("#editor", TextArea)
         assert editor.language == "python"
-        await pilot.pause(0.2)
         # tree-sitter produced highlight spans for the keywords of the starter
+        await until(pilot, lambda: any(editor._highlights.values()), what="syntax highlighting")
         highlights = [h for line in editor._highlights.values() for h in line]
-        assert highlights, "no syntax highlighting"
         assert any(name.startswith("keyword") for _, _, name in highlights)
 
     run_app(check, tmp_path)
@@ -100,7 +111,7 @@ def test_a_race_is_shown_with_its_line_and_thread(tmp_path):
         view = app.query_one(VerdictView)
         view.focus()
         await pilot.press("enter")  # the first failure is highlighted
-        await pilot.pause(0.1)
+        await pilot.pause()
         editor = app.query_one("#editor", TextArea)
         assert editor.cursor_location[0] == verdict.failures[0].line - 1
         assert editor.selected_text == ""  # the cursor on the line, never a selection a key would replace
@@ -114,16 +125,14 @@ def test_reset_asks_first_and_keeps_a_backup(tmp_path, catalog):
         editor = app.query_one("#editor", TextArea)
         editor.load_text("# my precious attempt\n")
         await pilot.press("f9")
-        await pilot.pause(0.1)
-        assert type(app.screen).__name__ == "Confirm"
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", what="the reset's question")
         await pilot.press("n")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: type(app.screen).__name__ != "Confirm", what="the question to close")
         assert editor.text == "# my precious attempt\n"
         await pilot.press("f9")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", what="the reset's question")
         await pilot.press("y")
-        await pilot.pause(0.1)
-        assert editor.text == catalog.get("map").starter
+        await until(pilot, lambda: editor.text == catalog.get("map").starter, what="the starter back")
         backups = list((tmp_path / "code").glob("map.py.bak-*"))
         assert backups and backups[0].read_text() == "# my precious attempt\n"
 
@@ -137,7 +146,8 @@ def test_autosave_survives_a_restart(tmp_path):
         editor.move_cursor(editor.document.end)
         editor.insert("# remember m")
         await pilot.press("e")
-        await pilot.pause(1.3)  # no explicit save: the autosaver has a second
+        # no explicit save: the autosaver writes it within a second or so of the last key
+        await until(pilot, lambda: "# remember me" in Store(tmp_path).load_code("map", ""), what="the autosave")
 
     run_app(type_something, tmp_path)
     assert "# remember me" in Store(tmp_path).load_code("map", "")
@@ -192,13 +202,12 @@ def test_h_in_the_editor_types_an_h(tmp_path):
 def test_reference_opens_only_once_solved(tmp_path, catalog):
     async def check(app, pilot):
         await pilot.press("f3")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert type(app.screen).__name__ != "ReferenceScreen"
         app.query_one("#editor", TextArea).load_text(catalog.get("map").reference)
         assert (await run_kernel(app, pilot)).verdict.passed
         await pilot.press("f3")
-        await pilot.pause(0.2)
-        assert type(app.screen).__name__ == "ReferenceScreen"
+        await until(pilot, lambda: type(app.screen).__name__ == "ReferenceScreen", what="the reference")
 
     run_app(check, tmp_path)
 
@@ -209,7 +218,7 @@ def test_small_terminal_switches_panes_with_tabs(tmp_path):
         assert not app.query_one("#lesson-pane").has_class("-hidden")  # a newcomer opens on the task
         assert app.query_one("#code-pane").has_class("-hidden")
         await pilot.press("f4")
-        await pilot.pause(0.1)
+        await pilot.pause()
         visible = [p for p in ("lesson-pane", "code-pane", "threads") if not app.query_one(f"#{p}").has_class("-hidden")]
         assert len(visible) == 1
 
@@ -259,7 +268,7 @@ def test_selecting_a_race_selects_its_thread_and_phases_step(tmp_path):
         failure = (await run_kernel(app, pilot)).verdict.failures[0]
         app.query_one(VerdictView).focus()
         await pilot.press("enter")
-        await pilot.pause(0.1)
+        await pilot.pause()
         pane = app.query_one(ThreadPane)
         assert pane.grid.selected == pane.model.tid_of(failure.block, failure.thread)
         assert pane.model.status(pane.grid.selected) == "raced"
@@ -317,9 +326,8 @@ def test_a_notice_quoting_a_bad_id_from_the_state_file_is_shown_as_plain_escaped
     (tmp_path / "state.json").write_text(json.dumps({"version": 1, "puzzles": {bad: {}}}))
 
     async def check(app, pilot):
-        await pilot.pause(0.2)
-        messages = [n.message for n in app._notifications]
-        assert any("unreadable (\\x1b]0;pwned\\x07[link=https://evil.example]x[/link])" in m for m in messages)
+        shown = "unreadable (\\x1b]0;pwned\\x07[link=https://evil.example]x[/link])"
+        await until(pilot, lambda: any(shown in n.message for n in app._notifications), what="the notice")
         assert obeyed(app) == []
 
     run_app(check, tmp_path)
@@ -336,8 +344,8 @@ def test_a_kernels_prints_and_error_messages_are_drawn_escaped_in_the_verdict(tm
         app.query_one("#editor", TextArea).text = source
         result = await run_kernel(app, pilot)
         assert not result.verdict.passed and "\x1b" in result.verdict.printed
-        for _ in range(3):
-            await pilot.pause(0.1)
+        await app.workers.wait_for_complete()
+        await pilot.pause()  # the verdict drawn
         assert obeyed(app) == []
 
     run_app(check, tmp_path)

@@ -1,13 +1,13 @@
 """The app on a real GPU (run on the GPU machine: pytest -m gpu)."""
 
 import asyncio
-import time
 
 import pytest
 from textual.widgets import TextArea
 
 from tutor.app.app import make_app
 from tutor.app.widgets.verdict import VerdictView
+from waiting import until
 
 pytestmark = pytest.mark.gpu
 
@@ -19,9 +19,7 @@ def test_the_app_runs_a_kernel_on_the_gpu_and_says_so(tmp_path, catalog):
             assert "backend: gpu" in app.sub_title
             app.query_one("#editor", TextArea).load_text(catalog.get("dot").reference)
             await pilot.press("ctrl+r")
-            started = time.monotonic()
-            while app.last_result is None and time.monotonic() - started < 120:
-                await pilot.pause(0.1)
+            await until(pilot, lambda: app.last_result is not None, timeout=120, what="the GPU run")
             verdict = app.last_result.verdict
             assert verdict.passed and verdict.backend == "gpu"
             assert any(c.kernel_ms for c in verdict.configs)  # the largest config, timed in the GPU's turn
@@ -52,9 +50,7 @@ def test_a_racing_kernel_is_not_solved_on_the_gpu(tmp_path, catalog):
         async with app.run_test(size=(120, 40)) as pilot:
             app.query_one("#editor", TextArea).load_text(source)
             await pilot.press("ctrl+r")
-            started = time.monotonic()
-            while app.last_result is None and time.monotonic() - started < 120:
-                await pilot.pause(0.1)
+            await until(pilot, lambda: app.last_result is not None, timeout=120, what="the GPU run")
             verdict = app.last_result.verdict
             assert not verdict.passed and "race" in verdict.kinds(), verdict.to_json()
             assert not app.store.progress(pid).solved

@@ -37,12 +37,12 @@ def test_every_classic_reference_shows_whole_lines_in_the_editor(tmp_path, size)
                 editor = app.query_one("#editor", TextArea)
                 editor.load_text(CATALOG.get(pid).reference)
                 app._fit_code_pane()
-                await pilot.pause(0.05)
+                await pilot.pause()
                 room = editor.scrollable_content_region.width - editor.gutter_width
                 lines = editor.text.splitlines()
                 for row in range(0, len(lines), max(1, editor.scrollable_content_region.height - 1)):
                     editor.scroll_to(y=row, animate=False, immediate=True)
-                    await pilot.pause(0.02)
+                    await pilot.pause()
                     drawn = "\n".join(_screen(app))
                     top = int(editor.scroll_y)
                     for line in lines[top: top + editor.scrollable_content_region.height]:

@@ -10,7 +10,8 @@ import time
 
 from textual.widgets import TextArea
 
-from test_app import RACY_DOT, run_app, run_kernel, wait_for_result
+from test_app import RACY_DOT, autosave_ticks, run_app, run_kernel, wait_for_result
+from waiting import until
 
 from tutor.app.app import make_app
 from tutor.app.widgets.hints import HintsPanel
@@ -34,8 +35,8 @@ def test_enter_on_a_failure_then_a_key_keeps_the_lines_code(tmp_path):
         before = editor.document[line - 1]
         app.query_one(VerdictView).focus()
         await pilot.press("enter")
-        await pilot.pause(0.1)
-        assert app.focused is editor and editor.selected_text == ""
+        await until(pilot, lambda: app.focused is editor, what="the editor's focus")
+        assert editor.selected_text == ""
         await pilot.press("x")
         row = editor.document[line - 1]
         assert row.replace("x", "", 1) == before and before.strip() in row  # the key went in; the code stayed
@@ -52,7 +53,7 @@ def test_enter_on_a_compile_failure_inserts_no_line(tmp_path):
         lines = editor.document.line_count
         app.query_one(VerdictView).focus()
         await pilot.press("enter")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: app.focused is editor, what="the editor's focus")
         assert editor.document.line_count == lines and editor.text == BROKEN_DOT
         assert editor.cursor_location[0] == verdict.failures[0].line - 1
 
@@ -64,7 +65,7 @@ def test_at_80x24_the_code_tab_always_has_the_keys_and_letters_never_fire_hints(
         editor = app.query_one("#editor", TextArea)
         for _ in range(4):  # round the tabs and back to the code: whichever way the learner arrives
             await pilot.press("f4")
-            await pilot.pause(0.05)
+            await pilot.pause()
             if not app.query_one("#code-pane").has_class("-hidden"):
                 assert app.focused is editor
         while app.query_one("#code-pane").has_class("-hidden"):
@@ -88,9 +89,10 @@ def test_a_reset_leaves_no_stale_result_on_screen(tmp_path, catalog):
         assert (await run_kernel(app, pilot)).verdict.passed
         assert app.query_one(ThreadPane).runs
         await pilot.press("f9")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: type(app.screen).__name__ == "Confirm", what="the reset's question")
         await pilot.press("y")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: app.last_result is None, what="the reset")
+        await pilot.pause()
         assert "PASSED" not in app.query_one(VerdictView).head_text
         assert app.query_one(ThreadPane).runs == [] and app.last_result is None
 
@@ -101,14 +103,13 @@ def test_a_toast_waits_while_a_dialog_is_open(tmp_path):
     async def check(app, pilot):
         app.notify("before the dialog")
         await pilot.press("f1")
-        await pilot.pause(0.1)
-        assert type(app.screen).__name__ == "HelpScreen"
+        await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="the help")
         assert not list(app._notifications)  # nothing draws over the dialog
         app.notify("while the dialog is open")
-        await pilot.pause(0.4)
+        await autosave_ticks(app, pilot)  # the tick that shows held notices has come, and held it
         assert not list(app._notifications)
         await pilot.press("escape")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: list(app._notifications), what="the held notice")
         assert [n.message for n in app._notifications] == ["while the dialog is open"]
 
     run_app(check, tmp_path)
@@ -119,11 +120,10 @@ def test_a_new_puzzles_lesson_opens_at_its_title(tmp_path):
     async def check(app, pilot):
         scroll = app.query_one("#lesson-scroll")
         scroll.scroll_end(animate=False, immediate=True)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert scroll.scroll_y > 0
         await pilot.press("ctrl+n")
-        await pilot.pause(0.2)
-        assert scroll.scroll_y == 0
+        await until(pilot, lambda: scroll.scroll_y == 0, what="the lesson back at its top")
 
     run_app(check, tmp_path)
 
@@ -135,12 +135,12 @@ def test_a_diagram_wider_than_the_lesson_scrolls_sideways_in_its_own_box(tmp_pat
         scroll = app.query_one("#lesson-scroll")
         fence = scroll.fences()[0]
         scroll.scroll_to_widget(fence, animate=False, immediate=True)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert "a[0]" in screen_text(app) and "a[3]" not in screen_text(app)
         assert fence.max_scroll_x > 0
         for _ in range(fence.max_scroll_x // 4 + 1):
             await pilot.press("right")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert fence.scroll_x == fence.max_scroll_x
         assert "a[3]" in screen_text(app) and "out[3]" in screen_text(app)
         assert scroll.scroll_x == 0  # the lesson's text stays put; only the diagram moved
@@ -153,10 +153,11 @@ def test_the_newest_hint_is_in_view_and_the_box_scrolls(tmp_path):
         app.query_one("#lesson-scroll").focus()
         for _ in range(3):
             await pilot.press("f7")
-            await pilot.pause(0.2)
         panel = app.query_one(HintsPanel)
         scroll = panel.query_one("#hints-scroll")
         assert panel.shown == 3
+        await until(pilot, lambda: scroll.max_scroll_y > 0 and scroll.scroll_y == scroll.max_scroll_y,
+                    what="hint 3 scrolled into view")
         assert scroll.max_scroll_y > 0, "three hints fit: the test needs a smaller box"
         assert scroll.scroll_y == scroll.max_scroll_y  # the end of hint 3 is what shows
         scroll.scroll_home(animate=False, immediate=True)
@@ -172,10 +173,10 @@ def test_after_a_long_line_the_editor_comes_back_to_column_0(tmp_path):
         editor.move_cursor(editor.document.end)
         editor.insert("x = " + "1 + " * 60 + "1")
         editor.move_cursor(editor.document.end)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert editor.scroll_x > 0
         await pilot.press("ctrl+home")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert editor.cursor_location == (0, 0) and editor.scroll_x == 0
 
     run_app(check, tmp_path)
@@ -187,10 +188,10 @@ def test_the_summary_stays_in_view_above_many_failures(tmp_path):
         editor.load_text(RACY_DOT.replace("cache[t] = a[i] * b[i] if i < size else 0", "cache[t] = a[i + 99]"))
         verdict = (await run_kernel(app, pilot)).verdict
         assert len(verdict.failures) >= 2
-        await pilot.pause(0.2)
+        await pilot.pause()
         failures = app.query_one("#verdict-list")
         failures.scroll_end(animate=False, immediate=True)
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert "FAILED" in app.query_one(VerdictView).head_text
         assert "FAILED" in screen_text(app)
 
@@ -211,7 +212,7 @@ def test_the_memory_legend_explains_exp_got_in_a_narrow_pane(tmp_path):
         editor = app.query_one("#editor", TextArea)
         editor.load_text(app.puzzle.starter.replace("    pass", "    out[cuda.threadIdx.x] = 1"))
         await run_kernel(app, pilot)
-        await pilot.pause(0.2)
+        await pilot.pause()
         lines = app.query_one("#thread-arrays").lines_text()
         legend = " ".join(lines[1:5])
         assert "exp/got" in legend and "expected/got" in legend
@@ -231,17 +232,17 @@ def test_one_key_per_pane_and_a_zoom(tmp_path):
         await pilot.press("ctrl+e")
         assert app.focused is app.query_one("#editor")
         await pilot.press("ctrl+f")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert app.query_one("#lesson-pane").display is False or app.query_one("#lesson-pane").region.width == 0
         assert app.query_one("#code-pane").region.width == app.size.width
         await pilot.press("ctrl+g")  # another pane's key moves the zoom to it
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert app.query_one("#threads").region.width == app.size.width
         await pilot.press("ctrl+f")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert all(app.query_one(f"#{p}").region.width > 0 for p in ("lesson-pane", "code-pane", "threads"))
         await pilot.press("ctrl+e")  # the grid's own keys come first in the footer while it has the focus
-        await pilot.pause(0.1)
+        await pilot.pause()
         footer = screen_text(app).splitlines()[-1]
         assert all(key in footer for key in ("^l Lesson", "^e Code", "^g Grid", "^f Zoom", "f4 Pane")), footer
 
@@ -277,13 +278,15 @@ def test_help_lists_no_ctrl_h_and_f8_without_a_gpu_gives_no_shell_advice(tmp_pat
 
     async def check(app, pilot):
         await pilot.press("f1")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: type(app.screen).__name__ == "HelpScreen", what="the help")
+        await pilot.pause()
         text = screen_text(app)
         assert "ctrl+h" not in text and "F7" in text.upper()
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: type(app.screen).__name__ != "HelpScreen", what="the help to close")
         await pilot.press("f8")
-        await pilot.pause(0.6)
+        await until(pilot, lambda: any("no CUDA GPU" in str(n.message) for n in app._notifications),
+                    what="F8's answer")
         assert app.backend == "sim"
         said = " ".join(str(n.message) for n in app._notifications)
         assert "no CUDA GPU" in said and "--backend" not in said
@@ -303,7 +306,8 @@ def test_watch_mode_keeps_the_last_grid_while_a_line_is_half_typed(tmp_path, cat
         # every prefix of what is typed is incomplete Python: on a loaded machine watch mode may look
         # between any two keys ("x" of "x = (" is a whole statement, and ran)
         await pilot.press(*"(1 +")
-        await pilot.pause(1.5)
+        view = app.query_one(VerdictView)
+        await until(pilot, lambda: "not complete Python yet" in view.head_text, what="watch mode's look")
         assert app.last_result is first and app.query_one(ThreadPane).runs  # the grid stays
         head = app.query_one(VerdictView).head_text
         assert "not complete Python yet" in head and head.count("line") == 1
@@ -331,7 +335,7 @@ def test_the_first_run_says_it_starts_the_simulator_and_times_the_whole_wait(tmp
             assert ("Starting the simulator" in head) or (app._warm and "Running" in head), head
             await wait_for_result(app, pilot)
             waited = time.monotonic() - taken
-            await pilot.pause(0.1)
+            await pilot.pause()
             head = app.query_one(VerdictView).head_text
             shown = float(head.split("(")[1].split()[0]) / (1000 if " ms)" in head else 1)
             # The whole wait, not the child's own run (about 0.05 s): this test's view of the end
@@ -350,7 +354,9 @@ def test_a_full_folder_says_so_once_and_the_typed_code_stays_across_puzzles(tmp_
         editor = app.query_one("#editor", TextArea)
         editor.insert("\n# my work\n")
         typed = editor.text
-        await pilot.pause(1.6)  # the autosave's debounce and its tick
+        await until(pilot, lambda: any("could not be saved" in n.message for n in app._notifications),
+                    what="the autosave's failure said")
+        await autosave_ticks(app, pilot)  # ticks that try again: they say nothing more
         said = [n.message for n in app._notifications]
         assert sum("could not be saved" in m and "facilitator allows" in m for m in said) == 1
         app.load_puzzle("zip")

@@ -2,7 +2,6 @@
 
 import asyncio
 import re
-import time
 
 from loopback_llm import ChatServer
 from scripted_llm import register
@@ -10,6 +9,7 @@ from textual.widgets import DataTable, Input, Static, TextArea
 
 from tutor.ai.config import AISettings
 from tutor.app.app import make_app
+from waiting import until
 from warm_runners import app_runner
 
 FASTER = """from numba import cuda
@@ -36,21 +36,26 @@ async def solve_map(app, pilot, catalog):
     app.query_one("#editor", TextArea).load_text(catalog.get("map").reference)
     app.last_result = None
     await pilot.press("ctrl+r")
-    started = time.monotonic()
-    while app.last_result is None:
-        assert time.monotonic() - started < 60
-        await pilot.pause(0.05)
+    await until(pilot, lambda: app.last_result is not None, what="the run to finish")
     assert app.store.progress("map").solved
 
 
-async def run_to_the_end(screen, pilot, every=lambda: None, pause=0.1):
-    """Start the session and wait for its result, calling `every` on each tick of the wait."""
-    screen.start()
-    started = time.monotonic()
-    while screen.result is None:
-        assert time.monotonic() - started < 120, "the optimiser never finished"
+async def run_to_the_end(screen, pilot, every=lambda: None):
+    """Start the session and wait for its result, calling `every` on each turn of the wait."""
+    def finished() -> bool:
+        if screen.result is not None:
+            return True
         every()
-        await pilot.pause(pause)
+        return False
+
+    screen.start()
+    await until(pilot, finished, timeout=120, what="the optimiser to finish")
+
+
+async def open_optimiser(app, pilot):
+    await pilot.press("f6")
+    await until(pilot, lambda: type(app.screen).__name__ == "OptimiseScreen", what="the optimiser")
+    return app.screen
 
 
 def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_path, catalog):
@@ -59,10 +64,7 @@ def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_p
     async def check(app, pilot):
         await solve_map(app, pilot, catalog)
         mine = app.query_one("#editor", TextArea).text
-        await pilot.press("f6")
-        await pilot.pause(0.2)
-        screen = app.screen
-        assert type(screen).__name__ == "OptimiseScreen"
+        screen = await open_optimiser(app, pilot)
         screen.query_one("#opt-rounds-max", Input).value = "2"
         await run_to_the_end(screen, pilot)
         table = screen.query_one("#opt-rounds", DataTable)
@@ -75,7 +77,7 @@ def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_p
         await pilot.press("ctrl+s")
         assert screen.saved is not None and screen.saved.read_text() == FASTER
         await pilot.press("escape")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: app.screen is not screen, what="the optimiser to close")
         assert app.query_one("#editor", TextArea).text == mine  # nothing overwritten
 
     run_app(check, tmp_path, AISettings(model="scripted/tutor"))
@@ -84,13 +86,13 @@ def test_optimise_runs_rounds_shows_the_verified_diff_and_saves_a_new_file(tmp_p
 def test_optimise_needs_a_solved_puzzle_and_a_model(tmp_path, catalog):
     async def check(app, pilot):
         await pilot.press("f6")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert type(app.screen).__name__ != "OptimiseScreen"
         await solve_map(app, pilot, catalog)
         await pilot.press("f6")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: any("needs a model" in str(n.message) for n in app._notifications),
+                    what="the refusal")
         assert type(app.screen).__name__ != "OptimiseScreen"
-        assert any("needs a model" in str(n.message) for n in app._notifications)
 
     run_app(check, tmp_path, AISettings())
 
@@ -104,12 +106,10 @@ def test_the_models_explanation_code_and_live_reply_are_shown_escaped_never_obey
 
     async def check(app, pilot):
         await solve_map(app, pilot, catalog)
-        await pilot.press("f6")
-        await pilot.pause(0.2)
-        screen = app.screen
+        screen = await open_optimiser(app, pilot)
         screen.query_one("#opt-rounds-max", Input).value = "1"
         await run_to_the_end(screen, pilot)
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert screen.result.best is not None
         assert obeyed(app) == []
         why = screen.query_one("#opt-why").source
@@ -141,12 +141,10 @@ def test_the_wall_time_left_counts_down_and_a_slow_reply_is_not_cut_when_it_runs
 
         async def check(app, pilot):
             await solve_map(app, pilot, catalog)
-            await pilot.press("f6")
-            await pilot.pause(0.2)
-            screen = app.screen
+            screen = await open_optimiser(app, pilot)
             screen.query_one("#opt-minutes", Input).value = "0.05"
             seen = []
-            await run_to_the_end(screen, pilot, every=lambda: seen.append(_clock_text(screen)), pause=0.2)
+            await run_to_the_end(screen, pilot, every=lambda: seen.append(_clock_text(screen)))
             counting = [_seconds_left(t) for t in seen if t.startswith("Wall time left")]
             assert counting[0] == 3 and counting[-1] < counting[0], seen
             assert all("of 0:03 (model replies count too)" in t for t in seen if t.startswith("Wall time left"))
@@ -166,9 +164,7 @@ def test_the_wall_time_left_counts_down_and_a_slow_reply_is_not_cut_when_it_runs
 def test_the_budget_fields_start_from_the_ai_settings_and_say_wall_time(tmp_path, catalog):
     async def check(app, pilot):
         await solve_map(app, pilot, catalog)
-        await pilot.press("f6")
-        await pilot.pause(0.2)
-        screen = app.screen
+        screen = await open_optimiser(app, pilot)
         assert screen.query_one("#opt-minutes", Input).value == "30"
         assert screen.query_one("#opt-rounds-max", Input).value == "4"
         assert "wall-clock minutes" in str(screen.query_one("#opt-form Label").render())

@@ -37,7 +37,7 @@ async def run_naive_on_config_2(app, pilot):
     result = await run_kernel(app, pilot)
     await pilot.press("ctrl+g")  # the thread pane's keys
     await pilot.press("full_stop")  # config 2: 6 x 9, ragged
-    await pilot.pause(0.05)
+    await pilot.pause()
     return editor, result
 
 
@@ -64,7 +64,7 @@ def test_an_uncoalesced_line_is_marked_in_the_gutter_with_a_legend(tmp_path):
         assert legend(app) == "◆ uncoalesced · config 2/6 (c in the thread pane: why)"
         assert editor.text == NAIVE_TRANSPOSE  # drawn, never written
         await pilot.press("comma")  # config 1: one 4 x 4 tile, two whole sectors: nothing to mark
-        await pilot.pause(0.05)
+        await pilot.pause()
         assert editor.marks == {} and legend(app) == ""
 
     run_app(check, tmp_path)
@@ -76,16 +76,16 @@ def test_typing_keeps_the_text_and_a_mark_follows_its_line_until_the_line_change
         await pilot.press("ctrl+e")
         editor.move_cursor((0, 0))
         await pilot.press(*"# x", "enter")  # a comment line above: the mark moves down with its line
-        await pilot.pause(0.05)
+        await pilot.pause()
         assert editor.text == "# x\n" + NAIVE_TRANSPOSE
         assert list(editor.marks) == [MARKED + 1] and gutter(editor, MARKED + 1).rstrip() == "10◆"
         editor.move_cursor((MARKED + 1, len(editor.document[MARKED + 1])))
         await pilot.press("space")  # the marked line itself changes: its counts were of the old line
-        await pilot.pause(0.05)
+        await pilot.pause()
         assert editor.text == "# x\n" + NAIVE_TRANSPOSE.replace("a[j, i]\n", "a[j, i] \n")
         assert editor.marks == {} and "◆" not in gutter(editor, MARKED + 1) and legend(app) == ""
         await pilot.press("ctrl+z")  # undone: the line is the one that ran again
-        await pilot.pause(0.05)
+        await pilot.pause()
         assert editor.text == "# x\n" + NAIVE_TRANSPOSE and list(editor.marks) == [MARKED + 1]
 
     run_app(check, tmp_path)
@@ -95,7 +95,7 @@ def test_the_counters_view_lists_the_lines_and_shows_a_lines_lanes(tmp_path):
     async def check(app, pilot):
         editor, _ = await run_naive_on_config_2(app, pilot)
         await pilot.press("c")
-        await pilot.pause(0.1)
+        await pilot.pause()
         view = app.query_one(CountersView)
         lines = view.query_one(OptionList)
         assert app.focused is lines  # up/down and enter are the list's
@@ -111,7 +111,7 @@ def test_the_counters_view_lists_the_lines_and_shows_a_lines_lanes(tmp_path):
         assert NO_FLOPS in roof.replace("\n", " ")
         assert editor.text == NAIVE_TRANSPOSE and editor.cursor_location == (0, 0)  # no key reached it
         await pilot.press("pagedown")  # the view scrolls towards the roofline; the list keeps its line
-        await pilot.pause(0.05)
+        await pilot.pause()
         assert view.scroll_y > 0 and lines.highlighted == 0 and app.focused is lines
 
     run_app(check, tmp_path)
@@ -121,10 +121,10 @@ def test_enter_on_a_line_puts_the_editors_cursor_on_its_code_without_a_selection
     async def check(app, pilot):
         editor, _ = await run_naive_on_config_2(app, pilot)
         await pilot.press("c")
-        await pilot.pause(0.1)
+        await pilot.pause()
         await pilot.press("down")
         await pilot.press("enter")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert editor.cursor_location == (MARKED, 8)  # at the code, past the indentation
         assert editor.selected_text == "" and editor.text == NAIVE_TRANSPOSE
         assert app.focused is app.query_one(CountersView).query_one(OptionList)  # still browsing the lines
@@ -152,7 +152,7 @@ def test_the_roofline_places_the_kernel_when_the_puzzle_declares_its_flops(catal
             pane.show_runs(result.runs, [c.counters for c in result.verdict.configs], puzzle.reference, flops)
             await pilot.pause()
             pane.action_counters()
-            await pilot.pause(0.1)
+            await pilot.pause()
             roof = str(pane.query_one("#counters-roofline", Static).render())
             assert "● this kernel:" in roof and "memory-bound: at most" in roof
             assert NO_FLOPS not in roof.replace("\n", " ")
@@ -194,12 +194,12 @@ def test_a_config_without_a_trace_says_so_and_the_keys_stay_in_the_pane(catalog)
             pane.show_runs(runs, [c.counters for c in result.verdict.configs], puzzle.reference)
             await pilot.pause()
             await pilot.press("c")
-            await pilot.pause(0.1)
+            await pilot.pause()
             title = str(pane.query_one("#counters-lines-title", Static).render())
             assert title == "No trace was kept for this config, so its lines and roofline cannot be drawn."
             assert app.focused is pane.query_one(OptionList)
             await pilot.press("full_stop")
-            await pilot.pause(0.05)
+            await pilot.pause()
             assert pane.config_index == 1
 
     asyncio.run(main())

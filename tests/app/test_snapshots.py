@@ -4,12 +4,11 @@ run; tests/app/test_code_fits.py checks every classic reference's lines whole at
 
 After an intended change of the look: pytest tests/app/test_snapshots.py --snapshot-update"""
 
-import time
-
 from textual.widgets import TextArea
 
 from tutor.app.app import make_app
 from tutor.puzzles import load_catalog
+from waiting import until
 from warm_runners import app_runner
 
 CATALOG = load_catalog()
@@ -28,10 +27,9 @@ def _run_with(code: str):
         editor.load_text(code)
         app.last_result = None
         await pilot.press("ctrl+r")
-        started = time.monotonic()
-        while app.last_result is None and time.monotonic() - started < 60:
-            await pilot.pause(0.05)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: app.last_result is not None, what="the run to finish")
+        await app.workers.wait_for_complete()
+        await pilot.pause()  # the verdict drawn
 
     return run_before
 
@@ -48,7 +46,7 @@ def test_main_screen_failed(snap_compare, tmp_path):
 def test_small_layout(snap_compare, tmp_path):
     async def still(pilot):
         pilot.app.query_one("#editor", TextArea).cursor_blink = False
-        await pilot.pause(0.2)
+        await pilot.pause()
 
     assert snap_compare(_app(tmp_path, "map"), terminal_size=(80, 24), run_before=still)
 

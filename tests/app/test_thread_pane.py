@@ -22,6 +22,7 @@ from tutor.engine.judge import check_sim, simulate
 from tutor.engine.verdict import ConfigRun
 from tutor.engine.views.gridmodel import fmt_value
 from sample_kernels import DOT_NO_BARRIER
+from waiting import until
 from tutor.puzzles import LaunchConfig, load_catalog
 
 SIZE = (120, 40)
@@ -169,8 +170,8 @@ def test_phase_step_shows_the_values_written_in_that_phase():
         assert grid.phase == 0 and out_row().split() == ["[0]", "0"]
         grid.play_interval = 0.05
         await pilot.press("p")  # plays to the last phase, then stops
-        await pilot.pause(0.4)
-        assert grid.phase == 1 and not grid.playing
+        await until(pilot, lambda: not grid.playing, what="the play to stop")
+        assert grid.phase == 1
         assert out_row().split() == ["[0]", final]
 
     drive(check, runs("dot"))
@@ -249,19 +250,19 @@ def test_c_shows_the_configs_memory_counters_and_c_again_the_grid(tmp_path, cata
         pane = app.query_one(ThreadPane)
         await pilot.press("ctrl+g")  # the grid's pane: its keys, never the editor's letters
         await pilot.press("c")
-        await pilot.pause(0.05)
+        await pilot.pause()
         shown = str(pane.query_one("#thread-pane-counters", Static).render())
         assert pane.has_class("-counters") and "sectors per request" in shown and "bank conflicts" in shown
         assert "No line moves more sectors than its bytes need" in shown  # one 4x4 tile: nothing wasted
         await pilot.press("full_stop")  # the next config: 6 x 9, ragged edges
-        await pilot.pause(0.05)
+        await pilot.pause()
         shown = str(pane.query_one("#thread-pane-counters", Static).render())
         assert "line 28 (`tile[ty, tx] = a[row, col]`): global load" in shown  # the costly line, with its code
         assert app.query_one("#editor", TextArea).text == catalog.get("transpose").reference  # no key reached it
         assert not pane.grid.region.width  # the grid gives its room to the counters
         assert app.query_one("#editor", TextArea).text == catalog.get("transpose").reference
         await pilot.press("c")
-        await pilot.pause(0.05)
+        await pilot.pause()
         assert not pane.has_class("-counters") and pane.grid.region.width
 
     run_app(check, tmp_path)

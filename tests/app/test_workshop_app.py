@@ -5,7 +5,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from textual.widgets import Input, OptionList, TextArea
@@ -14,6 +13,7 @@ from tutor.app.app import make_app
 from tutor.app.widgets.verdict import VerdictView
 from tutor.store import Store
 from tutor.workshop.config import load_workshop
+from waiting import until
 from warm_runners import app_runner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,10 +39,7 @@ def run_app(coro, tmp_path, workshop, backend="sim", size=(120, 40), runner=None
 async def run_kernel(app, pilot, timeout=60.0):
     app.last_result = None
     await pilot.press("ctrl+r")
-    started = time.monotonic()
-    while app.last_result is None:
-        assert time.monotonic() - started < timeout, "the run never finished"
-        await pilot.pause(0.05)
+    await until(pilot, lambda: app.last_result is not None, timeout, "the run to finish")
     return app.last_result
 
 
@@ -57,7 +54,7 @@ def test_the_app_shows_only_the_workshop_puzzles_in_its_order_under_its_title(tm
         await pilot.press("ctrl+n", "ctrl+n")
         assert app.puzzle.id == "zip" and "3/3" in app.title
         await pilot.press("f2")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: app.screen.query(OptionList), what="the puzzle list")
         options = app.screen.query_one(OptionList)
         ids = [options.get_option_at_index(i).id for i in range(options.option_count)]
         assert [i for i in ids if i] == ["dot", "map", "zip"]
@@ -72,7 +69,7 @@ def test_solutions_never_keeps_the_reference_closed_even_after_solving(tmp_path,
         app.query_one("#editor", TextArea).load_text(catalog.get("map").reference)
         assert (await run_kernel(app, pilot)).verdict.passed
         await pilot.press("f3")
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert type(app.screen).__name__ != "ReferenceScreen"
 
     run_app(check, tmp_path, write_workshop(tmp_path, catalog, 'solutions = "never"\n'))
@@ -82,8 +79,7 @@ def test_solutions_always_opens_the_reference_before_solving(tmp_path, catalog):
     async def check(app, pilot):
         assert not app.store.progress("dot").solved
         await pilot.press("f3")
-        await pilot.pause(0.2)
-        assert type(app.screen).__name__ == "ReferenceScreen"
+        await until(pilot, lambda: type(app.screen).__name__ == "ReferenceScreen", what="the reference")
 
     run_app(check, tmp_path, write_workshop(tmp_path, catalog, 'solutions = "always"\n'))
 
@@ -91,7 +87,7 @@ def test_solutions_always_opens_the_reference_before_solving(tmp_path, catalog):
 def test_after_solving_is_the_default_policy(tmp_path, catalog):
     async def check(app, pilot):
         await pilot.press("f3")
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert type(app.screen).__name__ != "ReferenceScreen"
 
     run_app(check, tmp_path, write_workshop(tmp_path, catalog))
@@ -101,23 +97,21 @@ def test_the_learners_name_is_asked_once_and_kept_in_their_data_folder(tmp_path,
     workshop = write_workshop(tmp_path, catalog, "ask_name = true\n")
 
     async def first_time(app, pilot):
-        await pilot.pause(0.2)
-        assert type(app.screen).__name__ == "NameScreen"
+        await until(pilot, lambda: type(app.screen).__name__ == "NameScreen", what="the name's question")
         await pilot.press("escape")  # a facilitator asked for names: escape does not skip it
         await pilot.press("enter")
-        await pilot.pause(0.1)
+        await pilot.pause()
         assert "Type your name" in str(app.screen.query_one("#name-problem").render())
         app.screen.query_one(Input).value = "  Ada   Lovelace "
         await pilot.press("enter")
-        await pilot.pause(0.2)
-        assert type(app.screen).__name__ != "NameScreen"
+        await until(pilot, lambda: type(app.screen).__name__ != "NameScreen", what="the question to close")
 
     run_app(first_time, tmp_path, workshop)
     saved = json.loads((tmp_path / "data" / "learner.json").read_text())
     assert saved["name"] == "Ada Lovelace" and saved["id"].startswith("learner-")
 
     async def second_time(app, pilot):
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert type(app.screen).__name__ != "NameScreen"
 
     run_app(second_time, tmp_path, workshop)
@@ -125,7 +119,7 @@ def test_the_learners_name_is_asked_once_and_kept_in_their_data_folder(tmp_path,
 
 def test_a_workshop_without_ask_name_never_asks(tmp_path, catalog):
     async def check(app, pilot):
-        await pilot.pause(0.2)
+        await pilot.pause()
         assert type(app.screen).__name__ != "NameScreen"
 
     run_app(check, tmp_path, write_workshop(tmp_path, catalog))
@@ -159,16 +153,12 @@ def test_a_gpu_run_shows_how_many_are_ahead_while_another_learner_holds_the_gpu(
     async def check(app, pilot):
         view = app.query_one(VerdictView)
         await pilot.press("ctrl+r")
-        started = time.monotonic()
-        while "waiting for GPU" not in view.head_text:
-            assert time.monotonic() - started < 30, "the run never said it was waiting"
-            await pilot.pause(0.05)
+        await until(pilot, lambda: "waiting for GPU" in view.head_text, what="the run to say it waits")
         assert "waiting for GPU (1 ahead)" in view.head_text
         holder.stdin.write("\n")
         holder.stdin.flush()
-        while app._running_since is not None:  # our turn: the run goes ahead
-            assert time.monotonic() - started < 120, "the run never went ahead"
-            await pilot.pause(0.05)
+        # our turn: the run goes ahead
+        await until(pilot, lambda: app._running_since is None, timeout=120, what="the run to go ahead")
         shown = view.head_text
         assert "waiting for GPU" not in shown and "Traceback" not in shown
 

@@ -14,6 +14,7 @@ from tutor.coach.optimise import Attempt, Budget, TaskTarget, extract_candidate,
 from tutor.durations import parse_duration
 from tutor.coach.tasks import load_task
 from cli_run import run_cli
+from once import once_per_run
 
 TASK = load_task("reduce_sum")
 NAIVE, EXPERT = TASK.source("naive"), TASK.source("expert")
@@ -203,14 +204,20 @@ SCRIPT = [HOST_MATHS, MISINDEXED, MUTATES, NAIVE, RESENT]
 
 @pytest.fixture(scope="module")
 def scripted_session(tmp_path_factory):
-    """One CLI session, five rounds, no provider key in the environment (a local server)."""
+    """One CLI session, five rounds, no provider key in the environment (a local server): (its JSON
+    output, the prompts the model was sent, the requests as the server saw them). Made once in the
+    run: the workers that share these tests read it."""
     assert "x[i, 0])" in MISINDEXED and "x[i] = 0" in MUTATES and RESENT != NAIVE
-    done, server, _, _ = optimise_over_http(tmp_path_factory.mktemp("scripted"), [reply(c) for c in SCRIPT],
-                                            len(SCRIPT), key=None)
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
-    prompts = [r["body"]["messages"][1]["content"] for r in server.requests]
-    return out, prompts, server
+
+    def session():
+        done, server, _, _ = optimise_over_http(tmp_path_factory.mktemp("scripted"), [reply(c) for c in SCRIPT],
+                                                len(SCRIPT), key=None)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout), server.requests
+
+    out, requests = once_per_run(tmp_path_factory, "optimise-scripted-session", session)
+    prompts = [r["body"]["messages"][1]["content"] for r in requests]
+    return out, prompts, requests
 
 
 def _feedback(prompt: str) -> str:
@@ -261,9 +268,9 @@ def test_over_http_a_tie_goes_to_the_later_round(scripted_session):
 
 
 def test_over_http_a_local_server_gets_a_placeholder_key_and_answers(scripted_session):
-    out, _, server = scripted_session
-    assert all(r["authorization"] == "Bearer sk-no-key-required" for r in server.requests)
-    assert len(server.requests) == len(SCRIPT) and not any(a["error"] for a in out["attempts"])
+    out, _, requests = scripted_session
+    assert all(r["authorization"] == "Bearer sk-no-key-required" for r in requests)
+    assert len(requests) == len(SCRIPT) and not any(a["error"] for a in out["attempts"])
 
 
 def test_without_a_model_the_cli_says_so_and_shows_the_expert_only_if_policy_allows(tmp_path):

@@ -15,6 +15,7 @@ from tutor.app.app import TutorApp, make_app
 from tutor.coach import optimise as opt
 from tutor.coach.optimise import Attempt, OptimiseLog, OptimiseResult, TaskTarget
 from tutor.coach.tasks import coaching_tasks, load_task
+from waiting import until
 from warm_runners import app_runner
 
 NAIVE = load_task("reduce_sum").source("naive")
@@ -83,7 +84,7 @@ async def optimise_screen(app, pilot, tmp_path):
     screen = OptimiseScreen(TaskTarget("reduce_sum", "sim"), NAIVE, app.ai_settings, tmp_path / "saved",
                             tmp_path / "app")
     app.push_screen(screen)
-    await pilot.pause(0.1)
+    await until(pilot, lambda: app.screen is screen and screen.is_mounted, what="the optimiser")
     return screen
 
 
@@ -185,10 +186,7 @@ def test_both_views_put_the_log_where_log_path_for_says(tmp_path, monkeypatch, c
     async def check(app, pilot):
         screen = await optimise_screen(app, pilot, tmp_path)
         screen.start()
-        started = time.monotonic()
-        while screen.result is None:
-            assert time.monotonic() - started < 30
-            await pilot.pause(0.05)
+        await until(pilot, lambda: screen.result is not None, what="the optimiser to finish")
 
     run_app(check, tmp_path, MODEL)
     assert made[1] == ("reduce_sum", tmp_path / "app", logs[1])
@@ -206,9 +204,10 @@ def test_the_worked_answer_is_the_same_in_the_cli_and_the_app(tmp_path, monkeypa
 
     async def check(app, pilot):
         app.action_optimise_task()
-        await pilot.pause(0.1)
+        await until(pilot, lambda: type(app.screen).__name__ == "TaskPicker", what="the task picker")
         app.screen.dismiss("reduce_sum")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: type(app.screen).__name__ != "TaskPicker", what="the picker to close")
+        await pilot.pause()
         seen["screen"] = type(app.screen).__name__
         seen["code"] = app.screen.query_one("#theirs").text
         seen["notice"] = str(app.screen.query_one("#reference-notice", Static).render())
@@ -234,7 +233,7 @@ def test_without_full_code_no_view_shows_a_worked_answer_nor_does_the_app_under_
 
     async def check(app, pilot):
         app._worked_answer(puzzle, puzzle.start_source, "no model is configured")
-        await pilot.pause(0.1)
+        await pilot.pause()
         seen["screen"] = type(app.screen).__name__
         seen["notes"] = [str(n.message) for n in app._notifications]
 
@@ -255,7 +254,7 @@ def test_the_cli_and_the_apps_picker_offer_the_same_coaching_tasks(tmp_path, mon
 
     async def check(app, pilot):
         app.action_optimise_task()
-        await pilot.pause(0.1)
+        await until(pilot, lambda: app.screen.query("#task-list"), what="the task picker's list")
         options = app.screen.query_one("#task-list", OptionList)
         offered.extend(options.get_option_at_index(i).id for i in range(options.option_count))
 

@@ -21,6 +21,7 @@ from tutor.session import Session, Trust
 
 SERVED = Session(trust=Trust.SERVED)  # a served room's learner: what `gpu-tutor serve` sets up
 from tutor.engine.process.sandbox import Child, ChildDied
+from waiting import until_true
 
 PATCH = ("import tutor.engine.judge as check\n"
          "check.judge = lambda *a, **k: 'patched'\n"
@@ -84,8 +85,14 @@ def test_nothing_of_a_check_is_left_running_when_it_is_over(server):
     child = server.fork()
     pid = ask(child, "import os\nresult = os.getpid()")
     child.kill()
-    time.sleep(0.2)
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] in ("Z", "X")
+    until_true(lambda: _ended(pid), timeout=10, what=f"process {pid} to end")
+
+
+def _ended(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().split()[2] in ("Z", "X")
+    except FileNotFoundError:
+        return True
 
 
 def test_a_child_that_dies_says_how(server):

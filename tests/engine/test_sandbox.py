@@ -8,12 +8,12 @@ learner files that reach for the environment, a loopback socket, fork and the an
 import os
 import socket
 import threading
-import time
 
 import pytest
 
 from tutor.engine.runner import Runner
 from tutor.engine.process.sandbox import Child, ChildDied, clean_env
+from waiting import until_true
 
 PLANTED = "sk-planted-for-the-sandbox-test"
 
@@ -119,8 +119,14 @@ def test_a_child_that_sends_a_pickle_is_ended_and_nothing_it_sent_runs(tmp_path)
 def test_nothing_is_left_running_after_the_child_is_killed():
     with Child("tests.engine.sandbox_probe", memory_mb=1024) as child:
         pid = child.ask({"code": "import os; result = os.getpid()"}, timeout=20)[0]
-    time.sleep(0.2)
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    until_true(lambda: _ended(pid), timeout=10, what=f"process {pid} to end")
+
+
+def _ended(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 # -- the runner's real child, with learner files --------------------------------------------------

@@ -188,17 +188,35 @@ def ws_headers(room, learner: str | None) -> dict:
     return {"Origin": f"http://127.0.0.1:{room.port}", "Cookie": cookie}
 
 
-async def _open(room, learner: str, hold: float = 0.0):
-    """Open a learner's websocket: its handshake status, and once open its first screen bytes."""
+async def _open(room, learner: str, together=None):
+    """Open a learner's websocket: its handshake status, and once open its first screen bytes.
+    `together`: Tabs this one is opened with; an open tab stays open until they let it close."""
     async with aiohttp.ClientSession() as session:
         try:
             ws = await session.ws_connect(f"ws://127.0.0.1:{room.port}/ws", headers=ws_headers(room, learner))
         except aiohttp.WSServerHandshakeError as e:
+            if together is not None:
+                together.answered()
             return e.status
         message = await ws.receive(timeout=60)
-        await asyncio.sleep(hold)
+        if together is not None:
+            together.answered()
+            await together.closing.wait()
         await ws.close()
         return 101 if message.type == aiohttp.WSMsgType.BINARY else message.type
+
+
+class Tabs:
+    """Tabs opened at once that stay open together: `all_answered` once each has its answer (a seat
+    and its first screen, or a refusal), and each open one closes when `closing` is set."""
+
+    def __init__(self, count: int):
+        self.count, self.all_answered, self.closing = count, asyncio.Event(), asyncio.Event()
+
+    def answered(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            self.all_answered.set()
 
 
 @pytest.mark.parametrize("forged", ["A" * 32, "A" * 32 + "." + "B" * 43, "signed by another room", "a real id, unsigned"])
@@ -223,13 +241,18 @@ def test_three_learners_joining_a_three_seat_room_together_all_get_seats_and_a_f
         learners = [cookies_of(get(room.url)[1])["gpu_tutor_learner"] for _ in range(4)]
 
         async def together():
-            seated = await asyncio.gather(*(_open(room, c, hold=3.0) for c in learners[:3]))
-            return seated
+            tabs = Tabs(3)
+            seated = asyncio.gather(*(_open(room, c, tabs) for c in learners[:3]))
+            await asyncio.wait_for(tabs.all_answered.wait(), 120)  # all three open at once
+            tabs.closing.set()
+            return await seated
 
         async def with_a_fourth():
-            first = asyncio.gather(*(_open(room, c, hold=6.0) for c in learners[:3]))
-            await asyncio.sleep(3.0)
-            fourth = await _open(room, learners[3])
+            tabs = Tabs(3)
+            first = asyncio.gather(*(_open(room, c, tabs) for c in learners[:3]))
+            await asyncio.wait_for(tabs.all_answered.wait(), 120)
+            fourth = await _open(room, learners[3])  # while the three are still open
+            tabs.closing.set()
             return await first, fourth
 
         assert asyncio.run(together()) == [101, 101, 101]
@@ -300,7 +323,7 @@ def test_tabs_of_one_learner_opened_together_leave_one_app_on_their_folder(tmp_p
                 apps = 0
                 for _ in range(40):  # while the takeovers happen, one after another
                     apps = max(apps, len(sessions(room)))
-                    await asyncio.sleep(0.25)
+                    await asyncio.sleep(0.25)  # kept: it samples the apps over a window; no event ends it
                 for tab in tabs:
                     if not isinstance(tab, BaseException):
                         await tab.close()
@@ -315,11 +338,11 @@ def test_tabs_of_one_learner_opened_together_leave_one_app_on_their_folder(tmp_p
                         await ws.close()
                     except aiohttp.WSServerHandshakeError:
                         pass
-                    await asyncio.sleep(0.05)
+                    await asyncio.sleep(0.05)  # kept: the pace of the churn, what the test is about
                 most = 0
                 for _ in range(40):
                     most = max(most, len(sessions(room)))
-                    await asyncio.sleep(0.1)
+                    await asyncio.sleep(0.1)  # kept: it samples the apps over a window; no event ends it
                 return most
 
         assert asyncio.run(many_tabs()) == 1

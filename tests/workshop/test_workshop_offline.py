@@ -77,6 +77,8 @@ def test_the_workshop_app_opens_no_socket_and_never_imports_litellm(tmp_path):
             assert app.poll() is None, f"the app exited: {bytes(screen[-2000:])!r}"
             assert time.monotonic() < deadline, f"the app never painted its title: {bytes(screen[-2000:])!r}"
             time.sleep(0.1)
+        # kept: a real terminal's bytes show painted cells only, with no sign that the app takes keys
+        # yet; the pilot tests (tests/app) wait on that state, this one gives the app a second
         time.sleep(1.0)
         os.write(master, b"\x1b[18~")  # F7, the hint key, as a real terminal sends it
         state = tmp_path / "data" / "state.json"
