@@ -51,8 +51,10 @@ def server(tmp_path_factory):
                 proc.kill()
                 raise AssertionError(f"llama-cpp server did not start:\n{log.read_text()[-2000:]}")
             time.sleep(0.5)
-    os.environ.setdefault("OPENAI_API_KEY", "sk-local-llama")
-    yield url
+    with pytest.MonkeyPatch.context() as patch:  # the key for this module's tests only, not the next file's
+        if "OPENAI_API_KEY" not in os.environ:
+            patch.setenv("OPENAI_API_KEY", "sk-local-llama")
+        yield url
     proc.terminate()
     proc.wait(timeout=30)
 
