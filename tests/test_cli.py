@@ -89,6 +89,7 @@ def test_no_arguments_orients_the_learner():
     assert code == 0 and "gpu-tutor show map" in out and "backend: sim" in out
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_the_optimisers_explanation_and_code_from_the_model_are_printed_escaped(tmp_path):
     import os
 
@@ -141,6 +142,7 @@ def _optimise(tmp_path, server, *flags, config=""):
                    "--backend", "sim", *flags, env=env)
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_the_optimisers_rounds_default_comes_from_the_ai_settings_and_the_flag_overrides_it(tmp_path):
     from loopback_llm import ChatServer
 
@@ -154,6 +156,7 @@ def test_the_optimisers_rounds_default_comes_from_the_ai_settings_and_the_flag_o
     assert "stopped (rounds: every round of the budget was spent) after 1 round(s)" in done.stdout and len(server.requests) == 1
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_when_the_wall_time_runs_out_the_cli_says_so_and_how_to_give_it_more(tmp_path):
     from loopback_llm import ChatServer
 
@@ -286,6 +289,7 @@ def test_profile_line_shows_which_lanes_touched_which_banks(tmp_path, catalog):
     assert "shared load of a_tile" in out and "2 wavefront(s)" in out and "2 different words" in out
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_profile_of_a_coaching_task_counts_each_kernel_at_the_scored_shape_with_its_modelled_time(tmp_path):
     naive = run_cli("profile", "reduce_sum", "kernels/reduce_sum/naive.py", "--json")
     assert naive.returncode == 0, naive.stderr

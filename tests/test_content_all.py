@@ -2,9 +2,12 @@
 
 import io
 
+import pytest
+
 from tutor.content_check import run_content_check
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_every_puzzle_passes_the_content_check_on_the_simulator(catalog):
     out = io.StringIO()
     code = run_content_check("sim", seed=20261202, out=out)

@@ -88,6 +88,7 @@ def test_candidate_passes_the_verifier_on_our_simulator(task, cand):
     assert result.passed, [f.to_json() for f in result.failures]
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_causal_alibi_kernel_that_sees_only_the_last_16_keys_fails_past_the_fixed_shapes():
     """Judged correct before the drawn shapes: every fixed shape has S <= 9, inside the window. The
     scored shape (S = 97) and every drawn one (S >= 17) reach past it."""
@@ -113,6 +114,7 @@ def test_the_drawn_shape_is_past_two_64_tiles_and_a_warp_of_head_dimensions(task
         assert S >= 160 and D > 32 and S % 16 and D % 16, shape
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_tiled_kernel_missing_the_barrier_between_tiles_races_on_the_drawn_shape():
     """The fixed shapes (S <= 9, D <= 8) fill one tile of keys and one chunk of dimensions, so the
     barrier that guards the next chunk's loads is never needed there: only the drawn shape, with
@@ -181,6 +183,7 @@ if __name__ == "__main__":
         print(json.dumps(_compile_task_for_sm90(sys.argv[2])))
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_the_scored_shape_is_the_same_work_at_every_verification():
     """attention_document's work depends on where documents end: with fresh inputs at the scored
     shape the naive kernel scored 1.07x against itself. Its scored inputs are fixed, so the

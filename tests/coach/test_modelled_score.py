@@ -25,6 +25,7 @@ def judged(tmp_path_factory):
         return {name: target.judge(source) for name, source in mk.CANDIDATES.items()}
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_candidate_on_the_simulator_gets_a_modelled_speedup_labelled_as_such(judged):
     j = judged["per_element"]
     assert j.correct and j.score_kind == "modelled"

@@ -43,6 +43,7 @@ def test_a_correct_naive_attention_with_one_thread_per_element_is_verified_not_t
     assert any("no modelled time" in n for n in verdict.notes)  # far more work than the naive kernel: unscored
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_wrong_naive_attention_is_caught_in_the_sampled_blocks():
     wrong = NAIVE_ELEMENT_ATTENTION.replace("out[b, h, qi, c] = acc / total", "out[b, h, qi, c] = acc / total * 1.01")
     verdict = verify("attention_causal", wrong, timeout=60)

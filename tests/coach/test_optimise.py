@@ -30,6 +30,7 @@ def reply(code, why="Fewer passes over memory."):
     return f"Here is my kernel.\n```python\n{code}```\n\n## Why it is faster\n{why}"
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_the_loop_feeds_back_each_failure_keeps_the_best_and_logs_every_round(tmp_path):
     assert "broken[1, 1](out)" in COMPILE_ERROR
     provider = register([reply(COMPILE_ERROR), reply(CHEAT), reply(NAIVE), reply(EXPERT), reply(NAIVE)])
@@ -54,6 +55,7 @@ def test_the_loop_feeds_back_each_failure_keeps_the_best_and_logs_every_round(tm
     assert events.count("round") == 4 and "delta" in events
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_budgets_stop_the_loop_rounds_tokens_and_cancel(tmp_path):
     register([reply(NAIVE)] * 3)
     result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=2))
@@ -68,6 +70,7 @@ def test_budgets_stop_the_loop_rounds_tokens_and_cancel(tmp_path):
     assert result.stop_reason == "cancelled" and result.best is None
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_several_samples_per_round_and_resuming_from_the_log(tmp_path):
     log = tmp_path / "log.jsonl"
     register([reply(CHEAT), reply(NAIVE)])
@@ -96,6 +99,7 @@ def test_a_reply_without_code_and_a_failing_model_are_fed_back_not_fatal():
     assert "model call failed" in provider.calls[2][-1]["content"]
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_the_loop_stops_on_an_error_whose_kind_repeats_not_on_words_in_its_text():
     """A refused key stops the session at once (every call would be refused the same way); a
     timeout goes on to the next round even when its text says "key" or "auth"."""
@@ -145,6 +149,7 @@ def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "
     return done, server, start, env
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_one_round_over_real_http_through_the_cli_scores_the_modelled_time(tmp_path):
     """The expert reads the floor's bytes at the scored shape (every input read once, the output
     written once), but in two launches and three rounds of loads: its modelled speedup is the naive
@@ -224,6 +229,7 @@ def _feedback(prompt: str) -> str:
     return prompt.split("## What the verifier said about your last attempt(s)")[1]
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_over_http_host_maths_on_device_arrays_is_refused_as_on_a_gpu(scripted_session):
     out, prompts, _ = scripted_session
     first = out["attempts"][0]
@@ -267,6 +273,7 @@ def test_over_http_a_tie_goes_to_the_later_round(scripted_session):
     assert out["best"]["round"] == 5 and out["best"]["code"] == RESENT
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_over_http_a_local_server_gets_a_placeholder_key_and_answers(scripted_session):
     out, _, requests = scripted_session
     assert all(r["authorization"] == "Bearer sk-no-key-required" for r in requests)

@@ -11,10 +11,11 @@ RUNS times, from fresh seeds, and rejected for its output every time. Each is fi
 fixed shapes of before (the attention tasks' had no H = 3) and the scored shape alone, where it
 must pass: what rejects it is the shapes added since.
 
-The attention candidates take one to two minutes a verification on two cores until the simulator's
-verifier samples blocks at large shapes, past the verifier's default limit of 120 s on a loaded
-machine: they are marked e2e with the other whole verifications of attention kernels and given
-SLOW_TIMEOUT, so that what is judged is their output, not the machine's load.
+Every candidate is verified several times, each verification a whole one at every regime's shape,
+so the module is e2e (README's command leaves it out; CI runs it). The attention candidates keep
+SLOW_TIMEOUT, so that what is judged is their output, not a loaded machine's speed: the verifier
+samples blocks at large shapes, but a candidate whose sampled blocks cannot have written every cell
+of out has every block run (task_child._could_cover), and several of these are such candidates.
 """
 
 from pathlib import Path
@@ -24,6 +25,9 @@ import pytest
 
 from tutor.coach import tasks as task_module
 from tutor.coach.verify import DEFAULT_TIMEOUT, verify
+
+# whole verifications at every regime's shape, twice each: long (README's command leaves e2e out, CI runs it)
+pytestmark = pytest.mark.e2e
 
 HERE = Path(__file__).parent / "past_shapes"
 RUNS = 2

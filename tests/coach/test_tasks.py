@@ -97,6 +97,7 @@ def test_naive_matches_reference_on_numbas_simulator(task):
     assert not failed, failed
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 @pytest.mark.parametrize("task", TASKS)
 def test_expert_passes_the_verifier_on_our_simulator(task):
     result = verify(task, (KERNELS / task / "expert.py").read_text())

@@ -277,6 +277,7 @@ def test_a_softmax_right_only_up_to_64_columns_fails_on_the_drawn_shape(old, new
     assert all(c.passed for c in _fixed(result, "softmax")), [f.to_json() for f in result.failures]
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_matmul_that_stops_after_a_64_tile_of_k_fails_on_the_drawn_shape():
     from tutor.coach.tasks import load_task
 
@@ -285,6 +286,7 @@ def test_a_matmul_that_stops_after_a_64_tile_of_k_fails_on_the_drawn_shape():
     assert all(c.passed for c in _fixed(result, "matmul"))
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_tiled_matmul_that_launches_one_128_tile_fails_on_the_drawn_shape():
     """Our own expert's block tile is 128 x 128: before, the drawn shape (m, n <= 100) fit in it."""
     from tutor.coach.tasks import load_task
@@ -341,6 +343,7 @@ def _changed(source: str, old: str, new: str) -> str:
     return source.replace(old, new)
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 @pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm", "matmul"])
 def test_naive_baselines_pass_the_verifier_on_the_simulator(name):
     from tutor.coach.tasks import load_task
@@ -351,6 +354,7 @@ def test_naive_baselines_pass_the_verifier_on_the_simulator(name):
 
 # matmul's expert (128x128 tiles, 8x8 per thread) takes ~30 s on our simulator: test_tasks.py checks
 # it on Numba's simulator instead, and the GPU tests on a device.
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 @pytest.mark.parametrize("name", ["reduce_sum", "softmax", "layernorm"])
 def test_expert_kernels_pass_the_verifier_on_the_simulator(name):
     from tutor.coach.tasks import load_task
@@ -406,6 +410,7 @@ DYNAMIC_SHARED_REDUCE_SUM = textwrap.dedent('''
     ''')
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_reduction_with_dynamic_shared_memory_passes_the_verifier_on_the_simulator():
     result = verify("reduce_sum", DYNAMIC_SHARED_REDUCE_SUM, "sim")
     assert result.passed, [f.to_json() for f in result.failures]

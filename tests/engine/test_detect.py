@@ -1020,14 +1020,16 @@ def test_dynamic_shared_arrays_of_two_dtypes_are_named_as_unsupported():
     assert f.kind == "unsupported" and "float32" in f.message and "int32" in f.message
 
 
+# (a float size, 1.5, is no longer here: an H100 accepts it, so the simulator does too; see host_api_catalogue)
 @pytest.mark.parametrize("config, words", [((1, 8, 0, -4), "dynamic shared memory"),
-                                           ((1, 8, 0, 32, 1), "kernel[blocks, threads"),
-                                           ((1, 8, 0, 1.5), "dynamic shared memory")])
+                                           ((1, 8, 0, 32, 1), "kernel[blocks, threads")])
 def test_a_bad_launch_configuration_is_a_plain_error(config, words):
     from tutor.engine.loading.sim_loader import load_for_sim
 
     module = load_for_sim("from numba import cuda\n@cuda.jit\ndef kernel(out):\n    pass\n", "k.py")
-    with pytest.raises((TypeError, ValueError), match=words.replace("[", r"\[")):
+    from tutor.engine.sim.hostapi import CUDAError
+
+    with pytest.raises((TypeError, ValueError, CUDAError), match=words.replace("[", r"\[")):  # as numba-cuda says
         module.kernel[config](f32(1))
 
 

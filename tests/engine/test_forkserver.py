@@ -225,6 +225,7 @@ HEAVY = ("from numba import cuda, float32\n\n\n@cuda.jit\ndef kernel(out, a):\n 
          "    for k in range(90000):\n        total += cache[i] * float32(0)\n    out[i] = cache[i] + 10 + total\n")
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_an_honest_kernel_whose_trace_is_too_long_to_send_passes_with_its_trace_cut(monkeypatch):
     """A long trace is cut in the child (every detection ran on all of it), so the answer stays
     inside its limits: an honest heavy kernel is judged, not refused for its size."""

@@ -164,8 +164,9 @@ def test_the_waiting_message_wording():
 
 def test_the_simulator_never_queues_but_a_gpu_check_waits_its_turn(tmp_path, monkeypatch, catalog):
     monkeypatch.setenv("GPU_TUTOR_GPU_QUEUE", str(tmp_path))
-    assert Runner("sim").gpu_queue is None
-    assert Runner("gpu").gpu_queue.folder == tmp_path
+    session = Session.from_environment()  # as an entry point reads it: the runner reads no environment
+    assert Runner("sim", session=session).gpu_queue is None
+    assert Runner("gpu", session=session).gpu_queue.folder == tmp_path
     assert Runner("gpu", gpu_queue=False).gpu_queue is None
     holder = Learner(tmp_path)
     holder.expect("HELD")
@@ -200,6 +201,7 @@ def test_the_queue_folder_is_shared_by_every_learner(tmp_path):
         assert (folder / "gpu.lock").stat().st_mode & 0o044 == 0o044  # others may open it to take turns
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_a_gpu_verification_waits_its_turn_too(tmp_path, monkeypatch):
     from tutor.coach.tasks import load_task
     from tutor.coach.verify import verify
@@ -210,8 +212,9 @@ def test_a_gpu_verification_waits_its_turn_too(tmp_path, monkeypatch):
     holder.expect("HELD")
     told, outcome = [], {}
     source = load_task("reduce_sum").source("naive")
-    thread = threading.Thread(target=lambda: outcome.update(r=verify("reduce_sum", source, "gpu", on_wait=told.append)),
-                              daemon=True)
+    session = Session.from_environment()
+    thread = threading.Thread(target=lambda: outcome.update(r=verify("reduce_sum", source, "gpu", on_wait=told.append,
+                                                                     session=session)), daemon=True)
     thread.start()
     wait_until(lambda: told == [1])
     time.sleep(0.3)  # kept: it checks that nothing happens while the GPU is held, and nothing is an event

@@ -94,7 +94,7 @@ def test_a_misspelt_name_is_one_compile_error_not_also_a_runtime_error():
 
 
 def test_the_apps_late_compile_result_folds_the_same_way():
-    verdict = Verdict("map", "sim", False, failures=[Failure("runtime_error", "NameError: name 'tem'", line=7)])
+    verdict = Verdict("map", "sim", failures=[Failure("runtime_error", "NameError: name 'tem'", line=7)])
     add_compile_result(verdict, Failure("compile_error", "Numba cannot compile: tem", line=7), "a note")
     assert verdict.kinds() == ["compile_error"] and verdict.notes == ["a note"]
     assert one_root_cause([Failure("runtime_error", "x", line=3), Failure("compile_error", "y", line=7)]) == \
@@ -104,8 +104,8 @@ def test_the_apps_late_compile_result_folds_the_same_way():
 def test_merging_with_a_device_that_did_not_run_fails():
     from tutor.engine.verdict import CheckResult
 
-    sim = CheckResult(Verdict("map", "sim", True))
-    device = CheckResult(Verdict("map", "gpu", False, failures=[Failure("runtime_error", "no GPU")]))
+    sim = CheckResult(Verdict("map", "sim"))
+    device = CheckResult(Verdict("map", "gpu", failures=[Failure("runtime_error", "no GPU")]))
     merged = merge_device(sim, device).verdict
     assert not merged.passed and merged.device_passed is False
 
@@ -143,7 +143,7 @@ def test_a_timed_run_that_wrote_less_than_the_judged_run_fails_the_check(catalog
 
     puzzle = catalog.get("map")
     planned = plan(puzzle, seed=4, n_random=0)
-    verdict = Verdict("map", "gpu", False)
+    verdict = Verdict("map", "gpu")
     runs = []
     for p in planned:
         timed = np.stack([p.expected, p.expected, np.zeros_like(p.expected)]).astype(np.float32)

@@ -9,6 +9,7 @@ import pytest
 
 from tutor.engine.judge import check_sim
 from tutor.engine.runner import Runner
+from tutor.session import Session
 from tutor.puzzles import ContentError, load_catalog
 
 COPY_TOML = '''title = "Copy"
@@ -197,7 +198,7 @@ def test_the_judge_in_the_parent_reads_the_counters_the_child_measured(tmp_path,
     named by GPU_TUTOR_CONTENT reaches the child too (its environment is cleared)."""
     root = make_content(tmp_path, EFFICIENT)
     monkeypatch.setenv("GPU_TUTOR_CONTENT", str(root))
-    with Runner("sim") as runner:
+    with Runner("sim", session=Session.from_environment()) as runner:  # as an entry point reads it
         slow = runner.check("pcopy", CHUNKED, "starter.py", seed=1, n_random=1, keep_traces=False, compile=False)
         fast = runner.check("pcopy", COALESCED, "reference.py", seed=1, n_random=1, keep_traces=False, compile=False)
     assert counters_missed(slow.verdict) == {"global_load_efficiency", "global_store_efficiency"}

@@ -233,6 +233,7 @@ def test_a_cookie_the_room_never_issued_gets_403_and_no_folder(room, forged):
     assert status == 303 and cookies_of(headers)["gpu_tutor_learner"] != cookie  # the page issues a real one
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_three_learners_joining_a_three_seat_room_together_all_get_seats_and_a_fourth_does_not(tmp_path):
     """On main a learner whose app was still starting counted twice: three learners joining a
     4-seat room together got 101, 101, 503."""
@@ -306,6 +307,7 @@ def test_a_restart_keeps_the_link_and_every_learners_cookie_and_new_token_rotate
         rotated.stop()
 
 
+@pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
 def test_tabs_of_one_learner_opened_together_leave_one_app_on_their_folder(tmp_path):
     """Found by a reviewer on the last commit: eight tabs of one learner opened at once left five apps
     running on one folder (each took the app out of the room before the one before it had started),
