@@ -8,6 +8,7 @@ a kernel whose answer depends on what it held fails. Every backend plays the sam
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -24,27 +25,7 @@ def catalog():
 # products into shared memory, a barrier, thread 0 adds the valid cells. On 869a96f it failed 15 of
 # seeds 0-39 (technique_missing "after the barrier it read only shared cells it had written
 # itself"), whenever a random config drew size 1.
-DOT_TEXTBOOK = textwrap.dedent("""\
-    import numba
-    from numba import cuda
-
-    TPB = 8
-
-
-    @cuda.jit
-    def kernel(out, a, b, size):
-        shared = cuda.shared.array(TPB, numba.float32)
-        i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-        local_i = cuda.threadIdx.x
-        if i < size:
-            shared[local_i] = a[i] * b[i]
-        cuda.syncthreads()
-        if local_i == 0:
-            total = 0.0
-            for j in range(size):
-                total += shared[j]
-            out[0] = total
-    """)
+DOT_TEXTBOOK = (Path(__file__).parents[1] / "honest" / "dot" / "textbook.py").read_text()
 
 
 def test_the_textbook_dot_product_passes_every_seed_and_says_where_a_rule_was_not_judged(catalog):
@@ -59,7 +40,7 @@ def test_the_textbook_dot_product_passes_every_seed_and_says_where_a_rule_was_no
 
 def test_a_kernel_that_lets_thread_0_do_a_whole_blocks_work_is_still_judged(catalog):
     # from the cheating side: no shared cell read from another thread, on configs with many elements
-    lazy = DOT_TEXTBOOK.replace("total += shared[j]", "total += a[j] * b[j]")
+    lazy = DOT_TEXTBOOK.replace("total += cache[k]", "total += a[k] * b[k]")
     assert lazy != DOT_TEXTBOOK
     verdict = check_sim(catalog.get("dot"), lazy, seed=1, compile=False).verdict
     assert "technique_missing" in verdict.kinds() or "budget_exceeded" in verdict.kinds()
