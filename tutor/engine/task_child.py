@@ -216,7 +216,12 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             how = first_sample
         elif single:
             second = sample["second"] if sample else SECOND_START_S
-            how = Sample(blocks=ran_first, seconds=second) if ran_first is not None else Sample(n, second)
+            # a later start shows a kernel that reads out before writing it in any block: the
+            # smallest first (the last block of a ragged launch), as many as its share of time allows
+            if ran_first is not None:
+                how = Sample(blocks=list(reversed(ran_first)), seconds=second, least=1)
+            else:
+                how = Sample(blocks=None, seconds=second, least=1)
         else:
             how = None
         # the lines that run, until every line has: tracing them costs a Python call per line run

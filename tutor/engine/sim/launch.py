@@ -145,10 +145,10 @@ class Sample:
     independent (one launch, no global atomics): task_child checks that, and runs every block
     when it does not hold."""
 
-    def __init__(self, seed: int = 0, seconds: float | None = 4.0, blocks: list | None = None):
+    def __init__(self, seed: int = 0, seconds: float | None = 4.0, blocks: list | None = None, least: int = 2):
         """`blocks` in the order they are to run (None: the first, the last, then drawn from
-        `seed`); `seconds` None: every one of them."""
-        self.seed, self.seconds, self.blocks = seed, seconds, blocks
+        `seed`); `seconds` None: every one of them; `least`: how many run whatever the time."""
+        self.seed, self.seconds, self.blocks, self.least = seed, seconds, blocks, least
 
     def order(self, grid) -> list:
         gx, gy, gz = grid
@@ -156,11 +156,12 @@ class Sample:
         if self.blocks is not None:
             inside = set(every)
             return [tuple(b) for b in self.blocks if tuple(b) in inside]
+        ends = [every[-1], every[0]] if self.least < 2 else [every[0], every[-1]]  # one block: the last, ragged one
         if len(every) <= 2:
-            return every
+            return list(dict.fromkeys(ends))
         rest = every[1:-1]
         picks = np.random.default_rng(self.seed).permutation(len(rest))
-        return [every[0], every[-1]] + [rest[i] for i in picks]
+        return ends + [rest[i] for i in picks]
 
 
 def _scalars_and_constants(kernel, named_args) -> tuple[dict, dict]:
@@ -341,7 +342,7 @@ class Launch:
         until = None if self.sample.seconds is None else time.monotonic() + self.sample.seconds
         self.ran_blocks = []
         for n, bpos in enumerate(order):
-            if until is not None and n >= 2 and time.monotonic() > until:
+            if until is not None and n >= self.sample.least and time.monotonic() > until:
                 break
             self._run_block(bpos)
             self.ran_blocks.append(bpos)
