@@ -38,11 +38,11 @@ class Session:
 
     @classmethod
     def from_environment(cls, environ=None) -> Session:
-        from .engine.process.gpulock import QUEUE_ENV, turns_from_env
+        from .engine.process.gpulock import QUEUE_ENV, TURNS_ENV, turns_from_env
         from .puzzles import CONTENT_ENV
 
         env = os.environ if environ is None else environ
-        turns, notice = turns_from_env(env) if env.get("GPU_TUTOR_GPU_TURNS", "").strip() else (None, None)
+        turns, notice = turns_from_env(env) if env.get(TURNS_ENV, "").strip() else (None, None)
         try:
             memory = max(16, int(env.get(GPU_MEMORY_ENV, DEFAULT_GPU_MEMORY_MB)))
         except ValueError:

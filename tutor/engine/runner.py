@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import signal
 import threading
 from contextlib import contextmanager
 from dataclasses import replace
@@ -416,7 +415,6 @@ class Runner:
             child.terminate()
 
     def _died(self, error, request):
-        code = error.code
         if self._cancelled:
             return _verdict(request, self.backend, Failure(kind="runtime_error",
                                                            message="The run was cancelled by a newer one."))
@@ -424,14 +422,7 @@ class Runner:
             return _verdict(request, self.backend, Failure(
                 kind="runtime_error", message=f"The process running the kernel was stopped: {error.why}. Nothing "
                                               "it sent was used; the tutor itself is fine."))
-        if code is not None and code < 0 and -code == signal.SIGKILL:
-            why = f"was killed (out of memory? the cap is {self.memory_mb} MB)"
-        elif code is not None and code < 0:
-            why = f"crashed with signal {signal.Signals(-code).name}"
-        elif code is None:
-            why = "stopped answering"
-        else:
-            why = f"exited with status {code}"
+        why = error.how(self.memory_mb)
         return _verdict(request, self.backend, Failure(
             kind="runtime_error",
             message=(f"The process running the kernel {why}. Something in the file ended it (os._exit, a "

@@ -282,40 +282,39 @@ def _global_atomics(trace) -> bool:
     return any(e[1] == ATOMIC and spaces[e[2]] == GLOBAL for e in trace.events)
 
 
-def _could_cover(trace, blocks, total: int, size: int) -> bool:
-    """Whether `total` blocks writing as many cells of `out` as the busiest sampled block did could
-    write all `size` of them: if every cell is written, some block writes at least size / total."""
+def _out_writes(trace):
+    """(block's linear number, flat cell) of every write or atomic into launch()'s `out` in `trace`."""
     from .trace import ATOMIC, WRITE
 
     roles = list(trace.roles or [])
-    if "out" not in roles or not blocks:
-        return True
-    aid = roles.index("out")
-    tpb = trace.threads_per_block
-    cells: dict = {}
+    if "out" not in roles:
+        return
+    aid, tpb = roles.index("out"), trace.threads_per_block
     for e in trace.events:
         if e[2] == aid and (e[1] == WRITE or e[1] == ATOMIC):
-            cells.setdefault(e[0] // tpb, set()).add(e[3])
+            yield e[0] // tpb, e[3]
+
+
+def _could_cover(trace, blocks, total: int, size: int) -> bool:
+    """Whether `total` blocks writing as many cells of `out` as the busiest sampled block did could
+    write all `size` of them: if every cell is written, some block writes at least size / total."""
+    if "out" not in (trace.roles or []) or not blocks:
+        return True
+    cells: dict = {}
+    for block, flat in _out_writes(trace):
+        cells.setdefault(block, set()).add(flat)
     most = max((len(c) for c in cells.values()), default=0)
     return most * total >= size
 
 
 def _written_by(trace, blocks, out_shape) -> np.ndarray:
     """The cells of `out` that `blocks` wrote in `trace` (a mask of out's shape, as uint8)."""
-    from .trace import ATOMIC, WRITE
-
     mask = np.zeros(int(np.prod(out_shape)), dtype=np.uint8)
-    roles = list(trace.roles or [])
-    if "out" not in roles:
-        return mask.reshape(out_shape)
-    aid = roles.index("out")
     gx, gy, _ = trace.grid
     keep = {x + gx * (y + gy * z) for x, y, z in blocks}
-    tpb = trace.threads_per_block
-    for e in trace.events:
-        if e[2] == aid and (e[1] == WRITE or e[1] == ATOMIC) and e[0] // tpb in keep and isinstance(e[3], int) \
-                and 0 <= e[3] < mask.size:
-            mask[e[3]] = 1
+    for block, flat in _out_writes(trace):
+        if block in keep and isinstance(flat, int) and 0 <= flat < mask.size:
+            mask[flat] = 1
     return mask.reshape(out_shape)
 
 

@@ -55,6 +55,18 @@ class ChildDied(Exception):
         super().__init__(why or f"exit status {code}")
         self.code, self.stderr, self.why = code, stderr, why
 
+    def how(self, memory_mb: int) -> str:
+        """How the process ended, in words that follow "The process ...": killed (at a memory cap
+        of `memory_mb`, most likely), crashed with a signal, stopped answering, or exited."""
+        code = self.code
+        if code is not None and code < 0 and -code == signal.SIGKILL:
+            return f"was killed (out of memory? the cap is {memory_mb} MB)"
+        if code is not None and code < 0:
+            return f"crashed with signal {signal.Signals(-code).name}"
+        if code is None:
+            return "stopped answering"
+        return f"exited with status {code}"
+
 
 class ChildTimeout(Exception):
     pass
