@@ -108,11 +108,16 @@ def modelled(case: Case) -> dict:
 
     task, shape, inputs, digest = scored_inputs(case)
     out = np.full(tuple(task.module("inputs").output_shape(shape)), np.nan, dtype=np.float32)
+    from tutor.engine.loading.compile import launches_ptx
+    from tutor.engine.sim.linecounts import LineRuns
+
     module = load_module_for_sim(case.source, "candidate.py")
-    with records(module.cuda, trace_local=False) as done:
+    with records(module.cuda, trace_local=False) as done, LineRuns(module.cuda, "candidate.py", case.source):
         module.namespace["launch"](DeviceArray(out, "out"),
                                    *[DeviceArray(x.copy(), f"input:{i}") for i, x in enumerate(inputs)])
-    model = modelled_time([t for t, _ in done.traces], case.source, "h200", names=[k for k, _ in done.launches])
+    ptx = launches_ptx(case.source, "candidate.py", done.launches)
+    model = modelled_time([t for t, _ in done.traces], case.source, "h200", names=[k for k, _ in done.launches],
+                          ptx=[ptx.get(k) for k in done.launches])
     bounds = sorted({k.bound for k in model.kernels}, key=[k.bound for k in model.kernels].index)
     return {"task": case.task, "kernel": case.kernel, "shape": list(shape), "digest": digest,
             "modelled_us": model.seconds * 1e6, "bound": ", ".join(bounds), "kernels": len(model.kernels),

@@ -72,7 +72,8 @@ def test_a_candidate_at_the_models_floor_ends_the_session(tmp_path, monkeypatch)
                       Budget(rounds=3))
     assert result.stop_reason == "floor" and len(result.attempts) == 1
     best = result.best
-    assert best.at_floor and best.timing["modelled_us"] == pytest.approx(best.timing["floor_us"])
+    # the floor counts memory; one thread per element adds its index arithmetic, a few tens of cycles
+    assert best.at_floor and best.timing["floor_us"] < best.timing["modelled_us"] < 1.03 * best.timing["floor_us"]
     assert "model's floor" in result.stop_text()
 
 
@@ -192,5 +193,6 @@ def test_same_address_atomics_are_one_after_another():
 def test_the_model_says_it_is_a_model():
     m = _traced(mk.PER_ELEMENT, np.zeros(64, np.float32), np.ones(64, np.float32))
     text = m.text()
-    assert "a model, not a measurement" in text and "arithmetic" in text and "registers" in text
+    assert "a model, not a measurement" in text and "registers" in text
+    assert "instructions not counted" in text  # this trace came without its PTX: memory alone
     assert m.seconds == pytest.approx(floor_seconds(64 * 4 * 2))

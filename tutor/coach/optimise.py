@@ -348,11 +348,20 @@ def model_text(device: str = "h200") -> str:
         f"and no later load of that space moves above it. (b) the memory pipe: every "
         f"wavefront of the busiest SM, one per cycle ({t.clock_hz / 1e9:g} GHz). (c) DRAM: each sector once, "
         f"at {dev.bandwidth / 1e12:g} TB/s. (d) atomics on one address, one every {t.atomic_cycles:g} cycle(s). "
-        "Arithmetic, instruction issue, registers and cache capacity are not modelled. So these all score "
-        "better: fewer dependent rounds, fewer launches, coalesced requests, no bank conflicts, fewer bytes.")
+        f"(e) instruction issue: the instructions Numba's real compile makes of each source line, times the "
+        f"times each warp ran the line (lanes of a warp in different branches or loop trips run one after "
+        f"another), each SM's four schedulers issuing one warp instruction per cycle; float64 at half the rate "
+        f"of float32, sin/exp/rsqrt and conversions at an eighth, divides, square roots and integer modulo as "
+        f"long sequences, local memory through L1. A warp's own dependent instructions add to its latency "
+        f"chain in (a). Registers, cache capacity and how often a branch is taken are not modelled. So these "
+        "all score better: fewer dependent rounds, fewer launches, coalesced requests, no bank conflicts, "
+        "fewer bytes, less work per thread, no serial chains in few threads, no divergent lanes.")
 
 
-FLOOR_MARGIN = 0.01  # within 1% of the model's floor, a faster kernel is not worth another round
+# within 3% of the model's floor, a faster kernel is not worth another round: the floor counts memory
+# alone, and a thread's index arithmetic before its first load adds some tens of cycles (1.5% at 4,099
+# elements for one thread per element)
+FLOOR_MARGIN = 0.03
 
 
 def scored_record(records) -> dict | None:
@@ -569,10 +578,16 @@ def kernel_line(k: dict) -> str:
     def us(key):
         return _us(float(k.get(key, 0)))
 
-    return (f"kernel `{k.get('name', '?')}`: {us('seconds')}, bound by {k.get('bound', '?')} (launch {us('launch_s')}; "
-            f"latency {us('latency_s')}: {k.get('rounds', 0)} dependent rounds of loads and {k.get('barriers', 0)} "
-            f"barrier(s) on the slowest block, {k.get('waves', 0)} wave(s); memory pipe {us('pipe_s')}; DRAM "
-            f"{int(k.get('dram_bytes', 0)):,} bytes, {us('dram_s')}; same-address atomics {us('atomic_s')})")
+    margin = k.get("margin") or 0
+    by = f", {margin:.3g}x the next bound" if margin else ""
+    lines = k.get("heaviest") or []
+    heavy = (" (" + ", ".join(f"line {a} {b:.0%}" for a, b in lines) + ")") if lines else ""
+    return (f"kernel `{k.get('name', '?')}`: {us('seconds')}, bound by {k.get('bound', '?')}{by} (launch "
+            f"{us('launch_s')}; latency {us('latency_s')}: {k.get('rounds', 0)} dependent rounds of loads, "
+            f"{us('compute_s')} of dependent instructions and {k.get('barriers', 0)} barrier(s) on the slowest "
+            f"block, {k.get('waves', 0)} wave(s); issue {us('issue_s')} for {int(k.get('instructions', 0)):,} warp "
+            f"instructions{heavy}; memory pipe {us('pipe_s')}; DRAM {int(k.get('dram_bytes', 0)):,} bytes, "
+            f"{us('dram_s')}; same-address atomics {us('atomic_s')})")
 
 
 def failure_lines(failures: list, groups: int = 5) -> list[str]:

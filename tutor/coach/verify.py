@@ -416,9 +416,11 @@ class _Judge:
         return bad is not None and not bad.any()
 
 
-_KERNEL_TERMS = ("seconds", "launch_s", "blocks_s", "latency_s", "pipe_s", "dram_s", "atomic_s")
-_KERNEL_COUNTS = ("dram_bytes", "rounds", "barriers", "waves", "blocks_per_sm")
-_BOUNDS = ("launch", "latency", "memory pipe", "DRAM bandwidth", "atomics")
+_KERNEL_TERMS = ("seconds", "launch_s", "blocks_s", "latency_s", "pipe_s", "dram_s", "atomic_s", "issue_s",
+                 "compute_s", "margin")
+_KERNEL_COUNTS = ("dram_bytes", "rounds", "barriers", "waves", "blocks_per_sm", "instructions")
+_BOUNDS = ("launch", "latency", "memory pipe", "issue", "DRAM bandwidth", "atomics")
+_INSTRUCTION_TERMS = ("issue_s", "compute_s", "margin", "instructions")
 
 
 def _lines(claimed) -> set[int]:
@@ -464,12 +466,19 @@ def _modelled(claimed) -> dict | None:
         return None
     kept = []
     for k in kernels:
-        if not isinstance(k, dict) or not all(number(k.get(f)) for f in _KERNEL_TERMS) \
-                or not all(number(k.get(f), whole=True) for f in _KERNEL_COUNTS):
+        if not isinstance(k, dict):
+            return None
+        k = {f: 0 for f in _INSTRUCTION_TERMS} | k  # a record of memory alone counts no instruction
+        if not all(number(k.get(f)) for f in _KERNEL_TERMS) or not all(number(k.get(f), whole=True)
+                                                                       for f in _KERNEL_COUNTS):
             return None
         entry = {f: float(k[f]) for f in _KERNEL_TERMS} | {f: int(k[f]) for f in _KERNEL_COUNTS}
         entry["name"] = re.sub(r"[^A-Za-z0-9_]", "", str(k.get("name", "")))[:40] or "kernel"
         entry["bound"] = k.get("bound") if k.get("bound") in _BOUNDS else "latency"
+        heaviest = k.get("heaviest")
+        entry["heaviest"] = [[int(a), float(b)] for a, b in heaviest[:3]] if isinstance(heaviest, list) and all(
+            isinstance(x, list) and len(x) == 2 and number(x[0], whole=True) and number(x[1]) and x[1] <= 1
+            for x in heaviest[:3]) else []
         kept.append(entry)
     total = sum(k["seconds"] for k in kept)
     if not math.isclose(total, float(claimed["seconds"]), rel_tol=1e-6, abs_tol=1e-12):

@@ -188,9 +188,10 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
     makes one launch and the kernel makes no global atomic (a block's cells are then its own work:
     a block that read another's cells in the same launch is a race the detectors report). Where
     that does not hold every block runs."""
-    from .loading.compile import compile_launches
+    from .loading.compile import compile_launches, launches_ptx
     from .sim.devicearray import DeviceArray
     from .sim.launch import Sample, records
+    from .sim.linecounts import LineRuns
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
@@ -226,7 +227,10 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             how = None
         # the lines that run, until every line has: tracing them costs a Python call per line run
         watch = n == 0 and not state.get("executable", set()) <= state.setdefault("covered", set())
-        with records(cuda, trace_local=False, sample=how) as done, LinesRun(watch) as ran_lines:
+        # where the time is modelled, each warp's runs of each line too (what its instructions cost)
+        follow = (lambda: LineRuns(cuda, FILENAME, state["source"])) if model and n == 0 else \
+            (lambda: LinesRun(watch))
+        with records(cuda, trace_local=False, sample=how) as done, follow() as ran_lines:
             launch(*handles(out, inputs))  # no one reads these traces thread by thread
         if n == 0:
             covered = ran_lines.lines
@@ -239,7 +243,7 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             # a grid rounded down, columns past a width never written): every block runs, so that
             # the cells nobody wrote are judged as such.
             out = start_of(start, out_shape)
-            with records(cuda, trace_local=False) as done:
+            with records(cuda, trace_local=False) as done, follow():
                 launch(*handles(out, inputs))
             ran = None
         if n == 0:
@@ -256,7 +260,9 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             launched = len(done.launches)
             issues += found
             if model and ran is None:  # a sample's trace is not the launch's: no modelled time from it
-                modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"])
+                ptx = launches_ptx(state["source"], FILENAME, done.launches, untrusted=True)
+                modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"],
+                                     [ptx.get(k) for k in done.launches])
                 counted = _counted(done.traces, state["source"])
     answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes,
               "lines": sorted(covered)}
@@ -318,14 +324,14 @@ def _written_by(trace, blocks, out_shape) -> np.ndarray:
     return mask.reshape(out_shape)
 
 
-def _modelled(traces, kernels, source) -> dict:
+def _modelled(traces, kernels, source, ptx=None) -> dict:
     """The launch's modelled H200 time (engine/analysis/modelled_time.py), where the bytes are counted: the
     optimiser's score on the simulator. A fault of the model is reported, not raised: it costs the
     candidate its score, never its verdict."""
     from .analysis.modelled_time import modelled_time
 
     try:
-        return modelled_time([t for t, _ in traces], source, "h200", names=list(kernels)).to_json()
+        return modelled_time([t for t, _ in traces], source, "h200", names=list(kernels), ptx=ptx).to_json()
     except Exception as e:  # noqa: BLE001 (the model's own fault, said in the answer)
         return {"error": f"{type(e).__name__}: {e}"[:300]}
 

@@ -122,6 +122,9 @@ class Trace:
     # gives them, for advice that names what bounds an index (`size`, `TPB`)
     scalars: dict = field(default_factory=dict)
     constants: dict = field(default_factory=dict)
+    # Each warp's runs of each source line, where the run was followed (sim/linecounts.py):
+    # {warp key: {(phase, line, caller line, trip)}}; None where lines were not followed
+    line_runs: dict | None = None
 
     # -- geometry -------------------------------------------------------------------------------
     @property

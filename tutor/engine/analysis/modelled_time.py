@@ -44,17 +44,19 @@ with times measured on the H200.
 from __future__ import annotations
 
 import ast
+import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, field
 
 from .counters import SECTOR, bank_wavefronts, itemsize, units
 from .device_model import DEVICES, Device, occupancy
+from .instructions import line_costs
 from ..trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
 LINE = 128  # bytes per L1 cache line: the L1 pipe serves one line of a request per cycle
 
-NOT_MODELLED = ("a model, not a measurement: arithmetic, instruction issue, registers, local memory, cache "
-                "capacity and clock changes are left out")
+NOT_MODELLED = ("a model, not a measurement: registers, occupancy limits other than threads and shared memory, "
+                "cache capacity, branch probabilities and clock changes are left out")
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,8 @@ class KernelTime:
     name: str
     seconds: float
     launch_s: float
-    blocks_s: float          # waves x (slowest block's latency chain, or busiest SM's memory pipe)
-    latency_s: float         # the latency chains alone, wave by wave
+    blocks_s: float          # waves x (slowest block's latency chain, busiest SM's memory pipe or issue)
+    latency_s: float         # the latency chains alone, wave by wave (memory rounds and dependent instructions)
     pipe_s: float            # the memory pipe alone, wave by wave
     dram_s: float            # DRAM bytes over bandwidth
     atomic_s: float          # same-address atomics, one after another
@@ -107,29 +109,42 @@ class KernelTime:
     barriers: int            # barriers on that chain
     waves: int
     blocks_per_sm: int
+    issue_s: float = 0.0     # the busiest SM's instruction issue alone, wave by wave
+    compute_s: float = 0.0   # the part of latency_s that is dependent instructions, not memory
+    instructions: int = 0    # warp instructions the launch issued (0: not counted, no PTX)
+    heaviest: list = field(default_factory=list)  # [(line, share of the issue cycles)], costliest first
+
+    def terms(self) -> dict:
+        """Each bound's own time: what the kernel would take if only it counted."""
+        return {"latency": self.latency_s, "memory pipe": self.pipe_s, "issue": self.issue_s,
+                "DRAM bandwidth": self.dram_s, "atomics": self.atomic_s}
 
     @property
     def bound(self) -> str:
-        """What sets the time beyond the launch: "latency", "memory pipe", "DRAM bandwidth",
-        "atomics", or "launch" where nothing else adds up to a tenth of it."""
-        work = max(self.blocks_s, self.dram_s, self.atomic_s)
-        if work < 0.1 * self.launch_s:
-            return "launch"
-        if work == self.atomic_s:
-            return "atomics"
-        if work == self.dram_s:
-            return "DRAM bandwidth"
-        return "latency" if self.latency_s >= self.pipe_s else "memory pipe"
+        """What sets the time beyond the launch: "latency", "memory pipe", "issue", "DRAM
+        bandwidth", "atomics", or "launch" where nothing else adds up to a tenth of it."""
+        terms = self.terms()
+        name = max(terms, key=terms.get)
+        return "launch" if terms[name] < 0.1 * self.launch_s else name
+
+    @property
+    def margin(self) -> float:
+        """How many times the bound's own time is the next one's (inf where nothing else counts)."""
+        times = sorted(self.terms().values(), reverse=True)
+        return times[0] / times[1] if len(times) > 1 and times[1] > 0 else math.inf
 
     def text(self) -> str:
-        return (f"{self.name}: {_us(self.seconds)} = launch {_us(self.launch_s)} + {self.bound} "
-                f"(latency {_us(self.latency_s)}: {self.rounds} dependent rounds of loads and {self.barriers} "
-                f"barrier(s) on the slowest block, {self.waves} wave(s) of {self.blocks_per_sm} block(s) per SM; "
-                f"memory pipe {_us(self.pipe_s)}; DRAM {self.dram_bytes:,} bytes, {_us(self.dram_s)}; "
-                f"same-address atomics {_us(self.atomic_s)})")
+        margin = f", {self.margin:.3g}x the next bound" if math.isfinite(self.margin) and self.bound != "launch" else ""
+        return (f"{self.name}: {_us(self.seconds)} = launch {_us(self.launch_s)} + {self.bound}{margin} "
+                f"(latency {_us(self.latency_s)}: {self.rounds} dependent rounds of loads, {_us(self.compute_s)} of "
+                f"dependent instructions and {self.barriers} barrier(s) on the slowest block, {self.waves} wave(s) of "
+                f"{self.blocks_per_sm} block(s) per SM; issue {_us(self.issue_s)} for {self.instructions:,} warp "
+                f"instructions{_heaviest(self.heaviest)}; memory pipe {_us(self.pipe_s)}; DRAM "
+                f"{self.dram_bytes:,} bytes, {_us(self.dram_s)}; same-address atomics {_us(self.atomic_s)})")
 
     def to_json(self) -> dict:
-        return {**asdict(self), "bound": self.bound}
+        margin = self.margin
+        return {**asdict(self), "bound": self.bound, "margin": margin if math.isfinite(margin) else 0.0}
 
 
 @dataclass
@@ -153,7 +168,7 @@ class ModelledTime:
                 "notes": list(self.notes)}
 
 
-def modelled_time(traces, source: str | None = None, device: str = "h200", names=None) -> ModelledTime:
+def modelled_time(traces, source: str | None = None, device: str = "h200", names=None, ptx=None) -> ModelledTime:
     """The modelled time of a launch sequence: `traces` are the Traces of one launch() in launch
     order (or a single Trace). `source` is the kernels' module. Its loops say which loads are in
     flight together; without it every loop counts as a runtime loop. `names` are the kernels'
@@ -165,9 +180,15 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
     unroll = unroll_factors(source, timing) if source else {}
     in_l2: set = set()
     result = ModelledTime(dev.name)
+    constant = constant_unrolls(source, timing) if source else {}
     for n, trace in enumerate(traces):
         name = names[n] if names and n < len(names) else f"kernel {n + 1}"
-        result.kernels.append(_kernel_time(trace, n, name, dev, timing, unroll, in_l2))
+        text = ptx[n] if ptx and n < len(ptx) else None
+        costs = line_costs(text, constant) if text else None
+        result.kernels.append(_kernel_time(trace, n, name, dev, timing, unroll, in_l2, costs))
+    if any(not (ptx and n < len(ptx) and ptx[n]) for n in range(len(traces))) or \
+            any(t.line_runs is None for t in traces):
+        result.notes.append("instructions not counted (no compiled PTX or no line counts): memory only")
     return result
 
 
@@ -187,6 +208,12 @@ def least_seconds(floor_bytes: int, device: str = "h200") -> float:
     return timing.launch_s + floor_bytes / dev.bandwidth
 
 
+def constant_unrolls(source: str, timing: Timing) -> dict:
+    """{line: product of the constant trip counts LLVM unrolls it by into straight code}: the lines
+    of unroll_factors that sit in fully unrolled loops only (instructions.line_costs divides them)."""
+    return {line: f for line, f in _unrolls(source, timing).items() if f is not None}
+
+
 def unroll_factors(source: str, timing: Timing) -> dict:
     """{line: loads of that line a warp has in flight together}. For a line inside loops of
     constant trip count (range() of literals and module constants, or a literal tuple), this is
@@ -194,6 +221,12 @@ def unroll_factors(source: str, timing: Timing) -> dict:
     LLVM would unroll them fully (at most `max_unroll` trips). For any other line in a loop, it is
     `runtime_unroll`. Lines outside every loop also get `runtime_unroll`: they repeat only inside
     device functions, called from loops we do not follow."""
+    return {line: f or timing.runtime_unroll for line, f in _unrolls(source, timing).items()}
+
+
+def _unrolls(source: str, timing: Timing) -> dict:
+    """{line in a loop: the constant trips it is unrolled by, or None where the innermost loop
+    that holds it is not unrolled fully}."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -212,7 +245,7 @@ def unroll_factors(source: str, timing: Timing) -> dict:
             inner = (unrolled or 1) * trips if trips and (unrolled or 1) * trips <= timing.max_unroll else None
             for stmt in child.body + child.orelse:
                 for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
-                    factors[line] = inner or timing.runtime_unroll
+                    factors[line] = inner
             for stmt in child.body + child.orelse:
                 walk(ast.Module(body=[stmt], type_ignores=[]), inner)
 
@@ -240,7 +273,7 @@ class _Request:
 
 
 def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, unroll: dict,
-                 in_l2: set) -> KernelTime:
+                 in_l2: set, costs: dict | None = None) -> KernelTime:
     """One kernel of the sequence. `in_l2` holds what the kernels before it left in L2; this one
     adds its own sectors for the next, as the hardware's L2 would keep them."""
     arrays = trace.arrays
@@ -248,6 +281,7 @@ def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, u
     keys = [_buffer_key(n, aid, roles) for aid in range(len(arrays))]
     sizes = [itemsize(a.dtype) for a in arrays]
     blocks = _requests_by_block(trace)
+    work = _warp_work(trace, costs) if costs is not None else {}
     occ = occupancy(trace, dev)
     per_sm = max(1, occ.blocks_per_sm)
     wave_size = dev.sms * per_sm
@@ -256,36 +290,92 @@ def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, u
     seen_this_kernel: set = set()
     this_wave: set = set()
     atomics: dict = defaultdict(int)
-    latency_s = pipe_s = blocks_s = 0.0
-    slowest = (0.0, 0, 0)           # (chain cycles, rounds, barriers) of the slowest block
+    latency_s = pipe_s = blocks_s = issue_s = compute_s = 0.0
+    slowest = (0.0, 0, 0, 0.0)      # (chain cycles, rounds, barriers, dependent-instruction cycles) of the slowest block
     n_blocks = trace.n_blocks
-    order = sorted(blocks)
+    order = sorted(set(blocks) | set(work))
     waves = -(-n_blocks // wave_size) if n_blocks else 0
     wave_of = {b: b // wave_size for b in order}
     for w in range(waves):
         members = [b for b in order if wave_of[b] == w]
         in_l2 |= this_wave              # blocks of earlier waves left their sectors in L2
         this_wave = set()
-        chain_max, pipe_by_sm = 0.0, defaultdict(float)
+        chain_max, compute_max, pipe_by_sm, issue_by_sm, warp_issue = 0.0, 0.0, defaultdict(float), \
+            defaultdict(float), 0.0
         for b in members:
-            chain, rounds, barriers, pipe = _block(blocks[b], arrays, keys, sizes, unroll, timing, in_l2,
+            chain, rounds, barriers, pipe = _block(blocks.get(b, {}), arrays, keys, sizes, unroll, timing, in_l2,
                                                    this_wave, atomics)
+            issue, dependent, busiest = work.get(b, (0.0, 0.0, 0.0))
+            # a warp waits for its loads and for its own dependent instructions one after another
+            chain += dependent
             chain_max = max(chain_max, chain)
-            pipe_by_sm[(b - w * wave_size) % dev.sms] += pipe
+            compute_max = max(compute_max, dependent)
+            sm = (b - w * wave_size) % dev.sms
+            pipe_by_sm[sm] += pipe
+            issue_by_sm[sm] += issue
+            warp_issue = max(warp_issue, busiest)
             if chain > slowest[0]:
-                slowest = (chain, rounds, barriers)
+                slowest = (chain, rounds, barriers, dependent)
         seen_this_kernel |= this_wave
         pipe_max = max(pipe_by_sm.values(), default=0.0)
+        # an SM's four schedulers share its warps' instructions; one warp stays on one of them
+        issue_max = max(max(issue_by_sm.values(), default=0.0) / SCHEDULERS, warp_issue)
         latency_s += chain_max * cycle
+        compute_s += compute_max * cycle
         pipe_s += pipe_max * cycle
-        blocks_s += max(chain_max, pipe_max) * cycle
+        issue_s += issue_max * cycle
+        blocks_s += max(chain_max, pipe_max, issue_max) * cycle
     in_l2 |= this_wave
     dram_bytes = len(seen_this_kernel - touched_before) * SECTOR
     dram_s = dram_bytes / dev.bandwidth
     atomic_s = max(atomics.values(), default=0) * timing.atomic_cycles * cycle
     seconds = timing.launch_s + max(blocks_s, dram_s, atomic_s)
+    total, heaviest = _instructions(trace, costs) if costs is not None else (0, [])
     return KernelTime(name, seconds, timing.launch_s, blocks_s, latency_s, pipe_s, dram_s, atomic_s, dram_bytes,
-                      slowest[1], slowest[2], waves, min(per_sm, max(1, -(-n_blocks // dev.sms))))
+                      slowest[1], slowest[2], waves, min(per_sm, max(1, -(-n_blocks // dev.sms))),
+                      issue_s=issue_s, compute_s=compute_s, instructions=total, heaviest=heaviest)
+
+
+SCHEDULERS = 4  # warp schedulers per SM (each issues one warp instruction per cycle)
+
+
+def _warp_work(trace: Trace, costs: dict) -> dict:
+    """{block: (issue cycles of its warps together, the slowest warp's dependent-instruction
+    cycles, the busiest warp's issue cycles)}: each warp's runs of each line (sim/linecounts.py)
+    times what one run of the line costs (instructions.line_costs)."""
+    out: dict = {}
+    for warp, keys in (trace.line_runs or {}).items():
+        issue = dependent = 0.0
+        for _, line, _, _ in keys:
+            c = costs.get(line)
+            if c is not None:
+                issue += c.issue
+                dependent += c.latency
+        block = warp // 64
+        total, slowest, busiest = out.get(block, (0.0, 0.0, 0.0))
+        out[block] = (total + issue, max(slowest, dependent), max(busiest, issue))
+    return out
+
+
+def _instructions(trace: Trace, costs: dict) -> tuple[int, list]:
+    """(warp instructions issued, [(line, its share of the issue cycles)] for the costliest lines)."""
+    count = 0.0
+    by_line: dict = defaultdict(float)
+    for keys in (trace.line_runs or {}).values():
+        for _, line, _, _ in keys:
+            c = costs.get(line)
+            if c is not None:
+                count += sum(c.classes.values())
+                by_line[line] += c.issue
+    whole = sum(by_line.values())
+    ranked = sorted(by_line.items(), key=lambda kv: -kv[1])[:3]
+    return int(round(count)), [[line, round(v / whole, 3)] for line, v in ranked if whole and v / whole >= 0.05]
+
+
+def _heaviest(heaviest: list) -> str:
+    if not heaviest:
+        return ""
+    return " (" + ", ".join(f"line {line} {share:.0%}" for line, share in heaviest) + ")"
 
 
 def _buffer_key(n: int, aid: int, roles: list):

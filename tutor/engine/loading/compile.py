@@ -19,6 +19,7 @@ from ..verdict import Failure
 CC = (8, 0)  # explicit compute capability: with no device present, the driver cannot be asked
 _CACHE: dict = {}
 _STATUS: list = []
+_PTX: dict = {}  # (source, (kernel name, types)) -> PTX with line information, or None
 
 
 def nvvm_missing() -> str | None:
@@ -94,6 +95,8 @@ def _compile(source, filename, signature, arg_types, untrusted):
 def compile_launches(source: str, filename: str, launches, *, untrusted: bool = False) -> list[dict]:
     """Compile every kernel a module launched (as the simulator saw it: name and argument types)
     with the real compiler; one failure per kernel that a GPU would reject."""
+    import warnings
+
     import numba
     from numba import cuda
 
@@ -119,15 +122,52 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
                                  "message": misfit})
                 continue
-            with no_device_needed(), every_line_typed(untrusted):
+            with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # "could not find source": the lines are known
                 _compile_declared(declared, kernel)
-                cuda.compile_ptx(kernel.py_func, sig, cc=CC)
+                # with line information, for the instruction model (launches_ptx reads it from here)
+                _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True)
         except Exception as e:
             line, message = trim_numba_error(str(e), filename, source, e)
             failures.append({"kind": "compile_error", "line": line,
                              "message": f"Numba cannot compile `{name}` for a GPU"
                                         + (f" (line {line})" if line else "") + f": {message}"})
     return failures
+
+
+def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = False) -> dict:
+    """{(kernel name, types): its PTX with line information}, for every kernel a module launched
+    that the real compiler accepts (one it refuses is left out: compile_launches says why). The
+    instruction model reads which instructions each source line became (analysis/instructions.py).
+    Cached by source and types: a verification asks for the same kernels at every shape."""
+    import warnings
+
+    import numba
+    from numba import cuda
+
+    from .loader import LoadError, load_module_for_numba
+
+    wanted = [(name, types) for name, types in dict.fromkeys(launches)]
+    missing = [k for k in wanted if (source, k) not in _PTX]
+    if missing:
+        try:
+            with no_device_needed(), signatures_deferred():
+                namespace = load_module_for_numba(source, filename, untrusted=untrusted)
+        except LoadError:
+            namespace = {}
+        for name, types in missing:
+            kernel = namespace.get(name)
+            ptx = None
+            if kernel is not None and hasattr(kernel, "py_func"):
+                try:
+                    sig = tuple(_numba_type(numba, t) for t in types)
+                    with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # "could not find source": the lines are known
+                        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True)
+                except Exception:  # noqa: BLE001 (compile_launches reports the compiler's refusal)
+                    ptx = None
+            _PTX[(source, (name, types))] = ptx
+    return {k: _PTX[(source, k)] for k in wanted if _PTX.get((source, k))}
 
 
 # The cuda.* intrinsics whose answer depends on the type Numba gives their argument: the width of

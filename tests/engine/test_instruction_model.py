@@ -1,0 +1,163 @@
+"""The modelled time counts what the GPU executes: each warp's runs of each line (divergent paths
+one after another) times the instructions Numba's real compile made of the line.
+
+Each test starts from a kernel that main's memory-only model timed as if its arithmetic were free."""
+
+import numpy as np
+import pytest
+
+from tutor.engine.analysis.instructions import _copies, instruction_class, line_costs
+from tutor.engine.analysis.modelled_time import modelled_time
+from tutor.engine.loading.compile import launches_ptx, nvvm_missing
+from tutor.engine.loading.sim_loader import load_module_for_sim
+from tutor.engine.sim.devicearray import DeviceArray
+from tutor.engine.sim.launch import records
+from tutor.engine.sim.linecounts import LineRuns, loop_anchors, warp_runs
+
+needs_compiler = pytest.mark.skipif(nvvm_missing() is not None, reason="needs the real Numba compiler (NVVM)")
+
+HEAD = "import math\nfrom numba import cuda\n\n\n"
+
+
+def model(source: str, n: int = 32, threads: int = 32, memory_only: bool = False):
+    """(modelled time, the launch's trace) of `launch(out, x)` over n float32 ones."""
+    m = load_module_for_sim(source, "candidate.py")
+    out, x = np.zeros(n, np.float32), np.ones(n, np.float32)
+    with records(m.cuda, trace_local=False) as done, LineRuns(m.cuda, "candidate.py", source):
+        m.namespace["launch"](DeviceArray(out, "out"), DeviceArray(x, "input:0"))
+    traces = [t for t, _ in done.traces]
+    ptx = None if memory_only else [launches_ptx(source, "candidate.py", done.launches).get(k) for k in done.launches]
+    return modelled_time(traces, source, "h200", ptx=ptx), traces[0]
+
+
+CHAIN = HEAD + """@cuda.jit
+def k(out, x, steps):
+    i = cuda.grid(1)
+    z = x[i]
+    if i == 0:
+        for s in range(steps):
+            z = math.sin(z)
+    out[i] = x[i] + 0.0 * z
+
+
+def launch(out, x):
+    k[1, 32](out, x, STEPS)
+"""
+
+DIVERGENT = HEAD + """@cuda.jit
+def k(out, x, steps):
+    i = cuda.grid(1)
+    lane = cuda.threadIdx.x % 32
+    z = x[i]
+    for l in range(32):
+        if lane == l:
+            for s in range(steps):
+                z = math.sqrt(z + 1.0)
+    out[i] = z
+
+
+def launch(out, x):
+    k[1, 32](out, x, 50)
+"""
+
+TOGETHER = DIVERGENT.replace("""    for l in range(32):
+        if lane == l:
+            for s in range(steps):
+                z = math.sqrt(z + 1.0)""", """    for s in range(steps):
+        z = math.sqrt(z + 1.0)""")
+
+
+@needs_compiler
+def test_a_dependent_chain_in_one_thread_costs_its_latency():
+    # main's model saw one load and one store whatever STEPS was: both kernels timed alike
+    short, _ = model(CHAIN.replace("STEPS", "1"))
+    long, _ = model(CHAIN.replace("STEPS", "3000"))
+    memory_only, _ = model(CHAIN.replace("STEPS", "3000"), memory_only=True)
+    assert memory_only.seconds == pytest.approx(short.seconds, rel=0.2)
+    assert long.seconds > 10 * short.seconds
+    # one warp: its 3,000 dependent sines wait on each other and issue one after another
+    assert long.kernels[0].bound in ("latency", "issue")
+    assert long.kernels[0].compute_s > 3000 * 20 / 1.98e9
+
+
+@needs_compiler
+def test_lanes_in_their_own_branch_run_one_after_another():
+    divergent, trace = model(DIVERGENT)
+    together, _ = model(TOGETHER)
+    runs = warp_runs(trace.line_runs)[0]
+    chain_line = next(n for n, text in enumerate(DIVERGENT.splitlines(), 1) if "math.sqrt" in text)
+    assert runs[chain_line] == 32 * 50   # each lane's 50 steps, lane after lane
+    assert divergent.seconds > 15 * together.seconds
+
+
+@needs_compiler
+def test_independent_work_in_many_warps_is_bound_by_issue():
+    src = HEAD + """@cuda.jit
+def k(out, x):
+    i = cuda.grid(1)
+    a = x[i]
+    b = a * 2.0
+    c = a * 3.0
+    d = a * 5.0
+    for s in range(64):
+        a = a * 1.0001 + 0.5
+        b = b * 1.0002 + 0.25
+        c = c * 1.0003 + 0.125
+        d = d * 1.0004 + 0.0625
+    out[i] = x[i] + 0.0 * (a + b + c + d)
+
+
+def launch(out, x):
+    k[8, 1024](out, x)
+"""
+    modelled, _ = model(src, n=8 * 1024)
+    k = modelled.kernels[0]
+    assert k.instructions > 8 * 32 * 64 * 4  # every warp's 64 trips of four multiply-adds at least
+    assert k.issue_s > 0 and k.compute_s > 0
+
+
+@needs_compiler
+def test_a_runtime_unrolled_loop_is_counted_once_per_trip():
+    src = HEAD + """@cuda.jit
+def k(out, x, n):
+    acc = 0.0
+    for j in range(n):
+        acc += x[j] * x[j]
+    out[0] = acc
+
+
+def launch(out, x):
+    k[1, 1](out, x, x.shape[0])
+"""
+    m = load_module_for_sim(src, "candidate.py")
+    with records(m.cuda, record_only=True) as planned:
+        m.namespace["launch"](DeviceArray(np.zeros(4, np.float32), "out"), DeviceArray(np.ones(4, np.float32), "input:0"))
+    ptx = launches_ptx(src, "candidate.py", planned.launches)[planned.launches[0]]
+    body = next(n for n, text in enumerate(src.splitlines(), 1) if "acc +=" in text)
+    cost = line_costs(ptx)[body]
+    # one float64 add per trip, however many copies LLVM's unrolling made of it
+    assert cost.classes["fp64"] == 1
+
+
+def test_instruction_classes():
+    assert instruction_class("sin.approx.f32") == "sfu"
+    assert instruction_class("div.rn.f64") == "fp64_div"
+    assert instruction_class("rem.s64") == "int64_div"
+    assert instruction_class("div.s32") == "int_div"
+    assert instruction_class("ld.local.u32") == "local"
+    assert instruction_class("ld.global.f32") is None  # the memory model counts it
+    assert instruction_class("fma.rn.f32") == "fp32"
+    assert instruction_class("mul.lo.s64") == "int64_mul"
+    assert instruction_class("cvt.f64.f32") == "conv"
+
+
+def test_copies_of_an_unrolled_body():
+    assert _copies(["mul", "add", "mul", "add", "mul", "add"]) == 3
+    assert _copies(["mul", "add", "mul"]) == 1
+    assert _copies([]) == 1
+
+
+def test_a_line_is_run_once_per_trip_of_every_loop_around_it():
+    src = "for a in range(3):\n    x = 1\n    for b in range(2):\n        y = 2\nz = 3\n"
+    anchors = loop_anchors(src)
+    assert anchors[2] == (1,) and anchors[4] == (1, 3) and anchors[3] == (1, 3) and 5 not in anchors

@@ -1,0 +1,316 @@
+"""What one execution of each source line costs a warp in instructions, read from the PTX that
+Numba's real compiler emits for the kernel.
+
+The simulator's trace records memory accesses, so a model built on it alone counts memory and
+nothing else: a kernel that adds 300,000 dependent `sin` calls in one thread looked free. The
+compiler knows what each line turns into. With line information on (`lineinfo=True`), every PTX
+instruction follows a `.loc file line` directive, so the instructions of each source line can be
+counted and classed. The simulator then says how many times each warp ran each line
+(linecounts.py); this module says what one run of the line costs.
+
+Two figures per line, per execution:
+  issue     cycles of one SM sub-partition's issue slot (a warp instruction of 32 lanes on units
+            that serve fewer lanes per cycle takes several): what many warps doing independent
+            work pay, one after another.
+  latency   the longest chain of dependent instructions of the line (through registers), in
+            cycles: what one warp doing dependent work waits. A GPU issues a warp's instructions
+            in order, so a loop's trips add their chains one after another.
+
+Memory loads, stores and atomics of global and shared memory are left to the memory model
+(modelled_time.py); local memory (`cuda.local.array`, spilled registers) is counted here.
+
+Where the compiler copied a line (a loop unrolled, a remainder loop after it), its instructions
+are counted once: per PTX loop (a label and a branch back to it), the copies of a line repeat
+the same opcodes, and the loop holding the fewest instructions of the line is one copy (a
+runtime-unrolled loop's remainder loop). A line unrolled into straight code is divided by the
+trip counts of its constant loops (modelled_time.unroll_factors). Rare paths (the slow path of
+`sin` for huge arguments) are counted as if taken: the PTX does not say how often a branch goes
+which way.
+
+The figures (COSTS) are round numbers of the order NVIDIA's programming guide gives for compute
+capability 9.0's throughputs (per SM per cycle: 128 fp32, 64 fp64, 16 special-function, 64 int32
+results) and published microbenchmarks give for latencies; they are chosen in advance, not fitted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# class -> (issue cycles per warp instruction on one SM sub-partition, latency in cycles)
+COSTS = {
+    "fp32": (1.0, 4),          # 32 fp32 lanes per sub-partition
+    "fp64": (2.0, 8),          # 16 fp64 lanes per sub-partition on GH100
+    "int": (2.0, 4),           # 16 int32 lanes per sub-partition
+    "int64": (4.0, 8),         # 64-bit integer arithmetic is two or more 32-bit instructions
+    "int64_mul": (8.0, 16),    # a 64-bit multiply is several 32-bit multiply-adds
+    "move": (0.5, 2),          # register moves mostly vanish in the machine code
+    "branch": (1.0, 4),
+    "sfu": (8.0, 20),          # sin/cos/exp2/log2/rsqrt/rcp approximations: 4 lanes per sub-partition
+    "conv": (8.0, 10),         # conversions run on 16 lanes per SM
+    "fp32_div": (12.0, 40),    # an IEEE float32 divide or square root: a reciprocal and a Newton step
+    "fp64_div": (40.0, 180),   # an IEEE float64 divide or square root: an iterative sequence of fp64 ops
+    "int_div": (24.0, 100),    # a 32-bit integer divide or modulo by a run-time value: a sequence
+    "int64_div": (80.0, 400),  # a 64-bit one: a long sequence, or a call
+    "local": (1.0, 33),        # a local-memory load or store: through L1, a hit costs L1's latency
+    "shuffle": (2.0, 30),      # a warp shuffle or vote goes through the shared-memory crossbar
+    "call": (4.0, 40),
+}
+
+# the address spaces the memory model counts: their loads and stores are not counted here
+_MEMORY = re.compile(r"^(ld|st|atom|red|ldu|cp\.async|prefetch)\.(global|shared|param|const)|"
+                     r"^(ld|st|atom|red)\.(?!local)[a-z]|^(bar|barrier|membar|fence)\b")
+_LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)")
+_FILE = re.compile(r'^\.file\s+(\d+)\s+"([^"]*)"')
+_LABEL = re.compile(r"^(\$?[\w$]+):")
+_BRANCH = re.compile(r"\bbra(?:\.uni)?\s+(\$?[\w$]+)\s*;")
+_REG = re.compile(r"%[a-zA-Z]+\d*")
+
+
+@dataclass
+class LineCost:
+    """One source line's cost per execution by one warp, and its instructions by class."""
+
+    issue: float = 0.0
+    latency: float = 0.0
+    classes: dict = field(default_factory=dict)   # class -> instructions per execution
+
+    def to_json(self) -> dict:
+        return {"issue": round(self.issue, 3), "latency": round(self.latency, 3),
+                "classes": {k: round(v, 3) for k, v in self.classes.items()}}
+
+
+def instruction_class(op: str) -> str | None:
+    """The class of one PTX instruction (its mnemonic with suffixes), or None where the memory
+    model counts it or it costs nothing."""
+    if _MEMORY.match(op):
+        return None
+    head = op.split(".")[0]
+    parts = set(op.split(".")[1:])
+    if head in ("ld", "st") and "local" in parts:
+        return "local"
+    if head in ("shfl", "vote", "match", "redux", "activemask"):
+        return "shuffle"
+    if head in ("call",):
+        return "call"
+    if head in ("bra", "ret", "exit", "brx"):
+        return "branch"
+    if head in ("mov", "cvta"):
+        return "move"
+    if head == "cvt":
+        return "conv"
+    if head in ("sin", "cos", "ex2", "lg2", "tanh") or (head in ("rsqrt", "rcp", "sqrt") and "approx" in parts):
+        return "sfu" if "f64" not in parts or head == "rsqrt" or "ftz" in parts else "fp64_div"
+    if head in ("div", "rem"):
+        if "f64" in parts:
+            return "fp64_div"
+        if "f32" in parts:
+            return "fp32_div" if "approx" not in parts else "sfu"
+        return "int64_div" if parts & {"s64", "u64", "b64"} else "int_div"
+    if head in ("sqrt", "rcp"):
+        return "fp64_div" if "f64" in parts else "fp32_div"
+    if "f64" in parts:
+        return "fp64"
+    if "f32" in parts or "f16" in parts or "f16x2" in parts or "bf16" in parts:
+        return "fp32"
+    if parts & {"s64", "u64", "b64"}:
+        if head in ("mul", "mad") and "wide" not in parts:
+            return "int64_mul"
+        return "int64"
+    if head in ("setp", "selp", "and", "or", "xor", "not", "shl", "shr", "add", "sub", "mul", "mad", "min", "max",
+                "abs", "neg", "popc", "clz", "brev", "bfe", "bfi", "prmt", "addc", "subc", "madc", "shf", "lop3",
+                "dp4a", "dp2a", "slct", "set", "testp", "copysign", "fns", "bfind", "sad", "mul24", "mad24"):
+        return "int"
+    return None
+
+
+@dataclass
+class _Instr:
+    line: int
+    op: str
+    dest: str | None
+    srcs: tuple
+    region: int
+    block: int = 0  # the basic block it is in
+
+
+@dataclass
+class Program:
+    """A kernel's instructions and its basic blocks' forward successors."""
+
+    instrs: list
+    successors: dict  # block -> [blocks control may go to next, later in the text]
+
+
+def parse(ptx: str) -> Program:
+    """The instructions of the PTX's first kernel file, each with its source line and the
+    innermost PTX loop around it (0: straight code). Instructions under a `.loc` of another file
+    (inlined library code with a location of its own) count for the last line of ours before them."""
+    lines = ptx.splitlines()
+    ours: set = set()
+    for raw in lines:
+        m = _FILE.match(raw.strip())
+        if m and not m.group(2).startswith("<") and "numba" not in m.group(2).split("/")[-3:-1]:
+            ours.add(m.group(1))
+    if not ours:
+        ours = {"1"}
+    body: list[tuple[int, str]] = []       # (index, stripped text) of instruction lines
+    labels: dict = {}
+    current = 0
+    instrs: list = []
+    for raw in lines:
+        text = raw.split("//")[0].strip()
+        if not text:
+            continue
+        m = _LOC.match(text)
+        if m:
+            if m.group(1) in ours:
+                current = int(m.group(2))
+            continue
+        m = _LABEL.match(text)
+        if m:
+            labels[m.group(1)] = len(instrs)
+            continue
+        if text.startswith(".") or text in ("{", "}", ")") or text.startswith("("):
+            continue
+        instrs.append((current, text))
+    # loops: a branch to a label at or before it
+    loops = []
+    for i, (_, text) in enumerate(instrs):
+        m = _BRANCH.search(text)
+        if m and m.group(1) in labels and labels[m.group(1)] <= i:
+            loops.append((labels[m.group(1)], i))
+    starts = set(labels.values())
+    out = []
+    block, successors = 0, {}
+    for i, (line, text) in enumerate(instrs):
+        if i in starts and i and out and out[-1].block == block:
+            successors.setdefault(block, []).append(block + 1)  # falls through into the label
+            block += 1
+        inner = [(a, b) for a, b in loops if a <= i <= b]
+        region = 0
+        if inner:
+            a, b = min(inner, key=lambda ab: ab[1] - ab[0])
+            region = loops.index((a, b)) + 1
+        guard = text.startswith("@")
+        if guard:
+            text = text.split(None, 1)[1] if " " in text else text
+        op, _, rest = text.partition(" ")
+        op = op.strip().rstrip(";")
+        regs = _REG.findall(rest)
+        stores = op.startswith(("st.", "bra", "red.", "bar", "ret", "exit")) or op in ("bra", "ret")
+        dest = None if stores or not regs else regs[0]
+        srcs = tuple(regs if stores else regs[1:])
+        out.append(_Instr(line, op, dest, srcs, region, block))
+        if op.startswith(("bra", "ret", "exit")):
+            target = _BRANCH.search(text)
+            nexts = successors.setdefault(block, [])
+            if target and target.group(1) in labels:
+                nexts.append(("label", labels[target.group(1)]))
+            if guard:
+                nexts.append(block + 1)
+            block += 1
+    # a branch names a label: the block that starts at that instruction
+    first = {}
+    for ins_index, ins in enumerate(out):
+        first.setdefault(ins.block, ins_index)
+    at = {index: b for b, index in first.items()}
+    resolved = {}
+    for b, nexts in successors.items():
+        resolved[b] = sorted({at.get(n[1], -1) if isinstance(n, tuple) else n for n in nexts} - {-1})
+    return Program(out, resolved)
+
+
+def line_costs(ptx: str, unroll: dict | None = None) -> dict[int, LineCost]:
+    """{source line: its cost per execution by one warp}, from the kernel's PTX. `unroll`:
+    {line: constant trips its loops are unrolled into straight code} (modelled_time.unroll_factors'
+    constant part); where a line's instructions lie in no PTX loop, they are divided by it."""
+    program = parse(ptx)
+    by_line_region: dict = {}
+    for ins in program.instrs:
+        by_line_region.setdefault(ins.line, {}).setdefault(ins.region, []).append(ins)
+    costs = {}
+    for line, regions in by_line_region.items():
+        if not line:
+            continue
+        loops = {r: v for r, v in regions.items() if r}
+        best = None
+        for region, group in (loops or regions).items():
+            counted = _common_path([i for i in group if instruction_class(i.op)], program.successors)
+            copies = _copies([i.op for i in counted])
+            if not loops and unroll:
+                copies = max(copies, unroll.get(line, 1))
+            cost = _cost(counted, copies)
+            if best is None or cost.issue < best.issue:
+                best = cost
+        if best is not None and best.issue > 0:
+            costs[line] = best
+    return costs
+
+
+def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
+    """The instructions of one line on its common way from its first basic block to its last. A
+    library function's code (Numba inlines libdevice's `sin`, `pow`, ...) branches around special
+    cases, which are short (an infinity, a zero) and around slow paths, which use local memory
+    (the argument reduction of `sin` for huge arguments): the common way is the longest one that
+    keeps out of local memory, where one does; else the longest."""
+    blocks: dict = {}
+    for ins in group:
+        blocks.setdefault(ins.block, []).append(ins)
+    if len(blocks) <= 1:
+        return group
+    order = sorted(blocks)
+    first, last = order[0], order[-1]
+    local = {b for b, members in blocks.items() if any(instruction_class(i.op) == "local" for i in members)}
+
+    def cost(b):
+        return sum(COSTS[instruction_class(i.op)][0] for i in blocks.get(b, ()))
+
+    def longest(avoid: set):
+        if first in avoid:
+            return None
+        best = {first: (cost(first), None)}
+        for b in range(first, last + 1):
+            if b not in best:
+                continue
+            for nxt in successors.get(b, [b + 1] if b + 1 <= last else []):
+                if b < nxt <= last and nxt not in avoid:
+                    total = best[b][0] + cost(nxt)
+                    if nxt not in best or total > best[nxt][0]:
+                        best[nxt] = (total, b)
+        if last not in best:
+            return None
+        path, b = [], last
+        while b is not None:
+            path.append(b)
+            b = best[b][1]
+        return [ins for b in reversed(path) for ins in blocks.get(b, ())]
+
+    return longest(local) or longest(set()) or group
+
+
+def _copies(ops: list[str]) -> int:
+    """How many identical copies of one opcode sequence `ops` is (an unrolled loop's trips)."""
+    n = len(ops)
+    for p in range(1, n // 2 + 1):
+        if n % p == 0 and ops == ops[:p] * (n // p):
+            return n // p
+    return 1
+
+
+def _cost(group: list[_Instr], copies: int) -> LineCost:
+    ready: dict = {}
+    longest = 0.0
+    issue = 0.0
+    classes: dict = {}
+    for ins in group:
+        kind = instruction_class(ins.op)
+        cycles, latency = COSTS[kind]
+        issue += cycles
+        classes[kind] = classes.get(kind, 0) + 1
+        start = max((ready.get(r, 0.0) for r in ins.srcs), default=0.0)
+        end = start + latency
+        if ins.dest:
+            ready[ins.dest] = end
+        longest = max(longest, end)
+    return LineCost(issue / copies, longest / copies, {k: v / copies for k, v in classes.items()})
