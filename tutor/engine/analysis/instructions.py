@@ -154,7 +154,6 @@ def parse(ptx: str) -> Program:
             ours.add(m.group(1))
     if not ours:
         ours = {"1"}
-    body: list[tuple[int, str]] = []       # (index, stripped text) of instruction lines
     labels: dict = {}
     current = 0
     instrs: list = []

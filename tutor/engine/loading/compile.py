@@ -147,7 +147,7 @@ def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = Fals
 
     from .loader import LoadError, load_module_for_numba
 
-    wanted = [(name, types) for name, types in dict.fromkeys(launches)]
+    wanted = list(dict.fromkeys(launches))
     missing = [k for k in wanted if (source, k) not in _PTX]
     if missing:
         try:
@@ -155,18 +155,18 @@ def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = Fals
                 namespace = load_module_for_numba(source, filename, untrusted=untrusted)
         except LoadError:
             namespace = {}
-        for name, types in missing:
+        for name, arg_types in missing:
             kernel = namespace.get(name)
             ptx = None
             if kernel is not None and hasattr(kernel, "py_func"):
                 try:
-                    sig = tuple(_numba_type(numba, t) for t in types)
+                    sig = tuple(_numba_type(numba, t) for t in arg_types)
                     with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
                         warnings.simplefilter("ignore")  # "could not find source": the lines are known
                         ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True)
                 except Exception:  # noqa: BLE001 (compile_launches reports the compiler's refusal)
                     ptx = None
-            _PTX[(source, (name, types))] = ptx
+            _PTX[(source, (name, arg_types))] = ptx
     return {k: _PTX[(source, k)] for k in wanted if _PTX.get((source, k))}
 
 
