@@ -241,6 +241,11 @@ def _profile_task(args) -> int:
         print(f"modelled H200 time of launch() at shape {shape}: {record['modelled_s'] * 1e6:.3g} us, the floor "
               f"{record['floor_s'] * 1e6:.3g} us (a model from the trace, not a measurement: the optimiser's "
               "score on the simulator is the naive kernel's modelled time over this one)")
+        from tutor.coach.optimise import kernel_line
+
+        for k in record.get("modelled") or []:
+            if isinstance(k, dict):
+                print(terminal_safe(f"  {kernel_line(k)}"))
     return 0
 
 

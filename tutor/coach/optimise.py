@@ -144,7 +144,8 @@ class Attempt:
         if not self.correct:
             kinds = sorted({str(f.get("kind") or "?") for f in self.failures})
             return f"{head}: REJECTED ({', '.join(kinds)}){cost}"
-        score = f", {self.score:.2f}x ({self.score_kind})" if self.score is not None else ""
+        kind = (self.timing or {}).get("confirmation") or self.score_kind
+        score = f", {self.score:.2f}x ({kind})" if self.score is not None else ""
         return f"{head}: correct{score}{' FLAGGED' if self.flags else ''}{cost}"
 
 
@@ -305,6 +306,12 @@ class TaskTarget:
                             "bytes": mine["bytes"], "baseline_bytes": base["bytes"], "floor_bytes": mine.get("floor"),
                             "kernels": mine.get("modelled") or []}
                 j.at_floor = at_floor(mine)
+                from .calibration import judged
+
+                j.timing["confirmation"], j.timing["confirmation_text"], unconfirmed = judged(
+                    self.name, j.score, mine.get("modelled") or [])
+                if unconfirmed:
+                    j.flags.append(j.timing["confirmation_text"])
         return j
 
     def naive_record(self) -> dict | None:
@@ -547,6 +554,8 @@ def feedback_for(attempt: Attempt, best: Attempt | None, kind: str) -> str:
         text += (f" (modelled {t['modelled_us']:.3g} us at the scored shape {tuple(t.get('shape') or ())}, the "
                  f"naive kernel {t.get('baseline_modelled_us', 0):.3g} us, the floor {t.get('floor_us', 0):.3g} us; "
                  f"{t.get('bytes', 0):,} bytes moved, the naive kernel {t.get('baseline_bytes', 0):,})")
+        if t.get("confirmation_text") and not t["confirmation"].endswith("unconfirmed"):  # a flag says that one
+            text += f"\n- {t['confirmation_text']}"
         for k in t.get("kernels") or []:
             text += f"\n- {kernel_line(k)}"
     elif "bytes" in t:  # a log from before the model: the traffic score's figures

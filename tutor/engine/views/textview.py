@@ -62,7 +62,12 @@ def _measures(verdict: Verdict) -> list[str]:
         lines.append(f"  global memory moved for shape {tuple(b.shape)}: {b.bytes:,} bytes")
         if b.modelled_s is not None:
             lines.append(f"  modelled H200 time at that shape: {b.modelled_s * 1e6:.3g} us (a model from the "
-                         "trace, not a measurement)")
+                         "trace and the compiled instructions, not a measurement)")
+            for k in b.modelled or []:
+                if isinstance(k, dict) and k.get("bound"):
+                    margin = k.get("margin") or 0
+                    lines.append(f"    {k.get('name', 'kernel')}: {k.get('seconds', 0) * 1e6:.3g} us, bound by "
+                                 f"{k['bound']}" + (f", {margin:.3g}x the next bound" if margin else ""))
     t = verdict.timing
     if t:
         lines.append(f"  timing at shape {tuple(t.shape)}: {t.ms:.4f} ms against the naive "
