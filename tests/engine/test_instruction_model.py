@@ -161,3 +161,27 @@ def test_a_line_is_run_once_per_trip_of_every_loop_around_it():
     src = "for a in range(3):\n    x = 1\n    for b in range(2):\n        y = 2\nz = 3\n"
     anchors = loop_anchors(src)
     assert anchors[2] == (1,) and anchors[4] == (1, 3) and anchors[3] == (1, 3) and 5 not in anchors
+
+
+@needs_compiler
+def test_loads_that_chase_each_others_values_wait_one_after_another():
+    # main counted a constant-trip loop of 64 loads as one round, even where each load's address
+    # is the value the one before it read
+    chase = HEAD + """@cuda.jit
+def k(out, x):
+    i = cuda.grid(1)
+    j = i
+    for s in range(64):
+        j = int(x[j]) % 32
+    out[i] = j
+
+
+def launch(out, x):
+    k[1, 32](out, x)
+"""
+    spread = chase.replace("j = int(x[j]) % 32", "j += int(x[s])")
+    chased, _ = model(chase)
+    independent, _ = model(spread)
+    assert chased.kernels[0].rounds >= 64
+    assert independent.kernels[0].rounds < 8
+    assert chased.seconds > 1.5 * independent.seconds

@@ -74,10 +74,11 @@ class LineCost:
     issue: float = 0.0
     latency: float = 0.0
     classes: dict = field(default_factory=dict)   # class -> instructions per execution
+    chased: bool = False  # a load of the line takes its address from a load before it: no two are in flight
 
     def to_json(self) -> dict:
         return {"issue": round(self.issue, 3), "latency": round(self.latency, 3),
-                "classes": {k: round(v, 3) for k, v in self.classes.items()}}
+                "classes": {k: round(v, 3) for k, v in self.classes.items()}, "chased": self.chased}
 
 
 def instruction_class(op: str) -> str | None:
@@ -242,9 +243,32 @@ def line_costs(ptx: str, unroll: dict | None = None) -> dict[int, LineCost]:
             cost = _cost(counted, copies)
             if best is None or cost.issue < best.issue:
                 best = cost
-        if best is not None and best.issue > 0:
-            costs[line] = best
+        if best is not None:
+            best.chased = any(_chased(group) for group in regions.values())
+            if best.issue > 0 or best.chased:
+                costs[line] = best
     return costs
+
+
+def _loads(op: str) -> bool:
+    return op.startswith(("ld.global", "ld.shared", "ldu.global", "ld.local", "ld.")) and not op.startswith("ld.param")
+
+
+def _chased(group: list[_Instr]) -> bool:
+    """Does a load of this line take its address from a value a load of the same line gave (a
+    pointer chase: `j = nxt[j]`)? Two passes, so the value a trip hands the next counts too."""
+    tainted: set = set()
+    for _ in range(2):
+        for ins in group:
+            hit = any(r in tainted for r in ins.srcs)
+            if _loads(ins.op):
+                if hit:
+                    return True
+                if ins.dest:
+                    tainted.add(ins.dest)
+            elif hit and ins.dest:
+                tainted.add(ins.dest)
+    return False
 
 
 def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
@@ -289,7 +313,9 @@ def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
 
 
 def _copies(ops: list[str]) -> int:
-    """How many identical copies of one opcode sequence `ops` is (an unrolled loop's trips)."""
+    """How many identical copies of one opcode sequence `ops` is (an unrolled loop's trips). The
+    loop's own branch back, once after the last copy, is not part of a copy."""
+    ops = [op for op in ops if not op.startswith("bra")]
     n = len(ops)
     for p in range(1, n // 2 + 1):
         if n % p == 0 and ops == ops[:p] * (n // p):

@@ -185,7 +185,9 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
         name = names[n] if names and n < len(names) else f"kernel {n + 1}"
         text = ptx[n] if ptx and n < len(ptx) else None
         costs = line_costs(text, constant) if text else None
-        result.kernels.append(_kernel_time(trace, n, name, dev, timing, unroll, in_l2, costs))
+        # a line whose loads chase each other's values has one load in flight at a time
+        mine = unroll | {line: 1 for line, c in (costs or {}).items() if c.chased}
+        result.kernels.append(_kernel_time(trace, n, name, dev, timing, mine, in_l2, costs))
     if any(not (ptx and n < len(ptx) and ptx[n]) for n in range(len(traces))) or \
             any(t.line_runs is None for t in traces):
         result.notes.append("instructions not counted (no compiled PTX or no line counts): memory only")
@@ -211,7 +213,9 @@ def least_seconds(floor_bytes: int, device: str = "h200") -> float:
 def constant_unrolls(source: str, timing: Timing) -> dict:
     """{line: product of the constant trip counts LLVM unrolls it by into straight code}: the lines
     of unroll_factors that sit in fully unrolled loops only (instructions.line_costs divides them)."""
-    return {line: f for line, f in _unrolls(source, timing).items() if f is not None}
+    headers: dict = {}
+    factors = _unrolls(source, timing, headers)
+    return {line: f for line, f in factors.items() if f is not None} | headers
 
 
 def unroll_factors(source: str, timing: Timing) -> dict:
@@ -224,9 +228,10 @@ def unroll_factors(source: str, timing: Timing) -> dict:
     return {line: f or timing.runtime_unroll for line, f in _unrolls(source, timing).items()}
 
 
-def _unrolls(source: str, timing: Timing) -> dict:
+def _unrolls(source: str, timing: Timing, headers: dict | None = None) -> dict:
     """{line in a loop: the constant trips it is unrolled by, or None where the innermost loop
-    that holds it is not unrolled fully}."""
+    that holds it is not unrolled fully}. `headers`, where given, gets {header line of a fully
+    unrolled loop: the trips it is unrolled by, its own included}."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -243,6 +248,8 @@ def _unrolls(source: str, timing: Timing) -> dict:
                 continue
             trips = _constant_trips(child, constants) if isinstance(child, ast.For) else None
             inner = (unrolled or 1) * trips if trips and (unrolled or 1) * trips <= timing.max_unroll else None
+            if inner and headers is not None:
+                headers[child.lineno] = inner
             for stmt in child.body + child.orelse:
                 for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1):
                     factors[line] = inner
