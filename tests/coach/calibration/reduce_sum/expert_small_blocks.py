@@ -1,0 +1,63 @@
+"""reduce_sum, honest: the expert kernel with smaller blocks and fewer loads in flight: 256
+threads a block, 4 independent accumulators a thread, up to 8 blocks an SM, so twice as many
+blocks share the work and each issues half as many loads at a time.
+
+Stresses nothing unusual. A GPU: about as fast as the expert (a few microseconds, bound by the
+two launches at the scored n = 20,011); clearly faster than the naive kernel (~15 us).
+"""
+
+import numba
+from numba import cuda
+
+TPB = 256          # threads per block
+UNROLL = 4         # independent loads in flight per thread per trip
+BLOCKS_PER_SM = 8  # 8 x 256 threads fill an H100/H200 SM (2048 threads)
+SMS = 132          # streaming multiprocessors of an H100/H200 SXM
+
+
+@cuda.jit
+def zero(out):
+    # out arrives with garbage in it (the verifier poisons it with NaN): start the total at 0.
+    if cuda.grid(1) == 0:
+        out[0] = 0.0
+
+
+@cuda.jit
+def block_sums(out, x, n):
+    # Each block adds the sum of its share of x into out[0]: one atomic per block. A thread
+    # keeps UNROLL independent accumulators so UNROLL loads are in flight at once; the block's
+    # partials meet through warp shuffles and one shared slot per warp.
+    red = cuda.shared.array(8, numba.float32)  # TPB // 32 warps
+    tid = cuda.threadIdx.x
+    stride = cuda.gridDim.x * TPB
+    i = cuda.blockIdx.x * TPB + tid
+    acc = cuda.local.array(UNROLL, numba.float32)
+    for u in range(UNROLL):
+        acc[u] = numba.float32(0)
+    while i + (UNROLL - 1) * stride < n:
+        for u in range(UNROLL):
+            acc[u] += x[i + u * stride]
+        i += UNROLL * stride
+    while i < n:
+        acc[0] += x[i]
+        i += stride
+    v = numba.float32(0)
+    for u in range(UNROLL):
+        v += acc[u]
+    for off in (16, 8, 4, 2, 1):
+        v += cuda.shfl_xor_sync(0xFFFFFFFF, v, off)
+    if tid % 32 == 0:
+        red[tid // 32] = v
+    cuda.syncthreads()
+    if tid == 0:
+        total = numba.float32(0)
+        for w in range(TPB // 32):
+            total += red[w]
+        cuda.atomic.add(out, 0, total)
+
+
+def launch(out, x):
+    n = x.shape[0]
+    blocks = min(SMS * BLOCKS_PER_SM, max(1, (n + TPB * UNROLL - 1) // (TPB * UNROLL)))
+    zero[1, 32](out)
+    block_sums[blocks, TPB](out, x, n)
