@@ -257,3 +257,48 @@ def test_lanes_skipping_middle_iterations_after_a_continue_are_said_to_be_underc
     # an `if` without `continue` is not flagged (FORMAT of the note: said where it is known)
     ended = counters(SKIP_AT_THE_END, (1,), (32,), named, with_source=True)
     assert len(ended.notes) == 1 and next(x for x in ended.lines if x.array == "a").requests == 7
+
+
+ONE_LANE_PER_PHASE = """
+    import numba
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        s = cuda.shared.array(32, numba.float32)
+        t = cuda.threadIdx.x
+        s[t] = a[t]
+        cuda.syncthreads()
+        for step in range(1, 32):
+            if t == step:
+                s[t] += s[t - 1]
+            cuda.syncthreads()
+        out[t] = s[t]
+    """
+
+
+def test_a_request_is_one_warp_instruction_in_one_barrier_phase():
+    """Each lane runs the chain's line once, each in its own barrier phase: 31 requests of one lane,
+    not one request of 31 lanes (which grouping each lane's first run of the line together gave)."""
+    c = counters(ONE_LANE_PER_PHASE, (1,), (32,), [("out", np.zeros(32, np.float32)),
+                                                    ("a", np.ones(32, np.float32))])
+    chain = [x for x in c.lines if x.space == "shared" and x.line == 13]
+    assert {x.op: x.requests for x in chain} == {"ld": 62, "st": 31}  # two loads and a store per step
+    assert all(x.lanes_per_request == 1 for x in chain)
+    first = next(x for x in c.lines if x.space == "shared" and x.line == 9)
+    assert first.requests == 1 and first.lanes_per_request == 32  # one phase, one request
+
+
+def test_a_lines_worst_request_says_after_how_many_barriers_it_ran():
+    from tutor.engine.analysis.counters import line_detail
+
+    source = textwrap.dedent(ONE_LANE_PER_PHASE).lstrip("\n")
+    trace, _ = simulate(source, (1,), (32,), [("out", np.zeros(32, np.float32)), ("a", np.ones(32, np.float32))])
+    detail = line_detail(trace, 13, source)
+    assert "shared load of s, warp 0 of block (0,), execution 1 of the line after 1 barrier: 1 wavefront(s)" in detail
+    assert "  bank 1: lane 1" in detail
+    # before any barrier, no word of them
+    assert "shared store of s, warp 0 of block (0,), execution 1 of the line: 1 wavefront(s)" in \
+        line_detail(trace, 9, source)
+

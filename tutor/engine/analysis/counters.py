@@ -4,9 +4,10 @@ A GPU executes a warp's 32 lanes together: one memory instruction of a warp is o
 the hardware serves it in 32-byte sectors (global memory) or in wavefronts over 32 banks of 4
 bytes (shared memory). The trace holds every lane's access, so the same counts follow from it.
 A warp's request is its lanes' accesses made by the same source line, to the same array, with the
-same operation, at the same count of executions of that line: the k-th time each lane ran the
-line, as lockstep execution would have them together. Lanes that skipped the line (a branch) are
-not in its request, which is what divergence costs.
+same operation, in the same barrier phase, at the same count of executions of that line in that
+phase: the k-th time each lane ran the line since the last barrier, as lockstep execution would
+have them together. Lanes that skipped the line (a branch) are not in its request, which is what
+divergence costs; lanes that ran it in different barrier phases ran it in different instructions.
 
 Names follow ncu's metrics, so a learner who opens ncu later reads the same words:
 - global loads and stores: requests (l1tex__t_requests_pipe_lsu_mem_global_op_ld/st.sum),
@@ -42,13 +43,13 @@ NOT_MODELLED = ("caches and L2 hit rates, timing and registers are not modelled:
                 "accesses, not the memory system")
 
 
-# Requests are grouped by each lane's k-th execution of a line. That is the hardware's grouping
-# while a lane's executions are the first iterations of its loop (a reduction's `if t < s`, a
-# ragged trip count); a lane that skips an iteration in the middle (a `continue`) is grouped with
-# the others' next iteration, where the GPU issues one request per iteration any lane is in:
-# attention_document's naive kernel measures 219 load requests here and 379 under ncu, with the
-# same sectors (379 is its 9 iterations' loads, counted by hand). Lines after a `continue` are
-# said to be approximate; an `if` that skips middle iterations is not seen.
+# Requests are grouped by each lane's k-th execution of a line in a barrier phase. That is the
+# hardware's grouping while a lane's executions are the first iterations of its loop (a
+# reduction's `if t < s`, a ragged trip count); a lane that skips an iteration in the middle (a
+# `continue`) is grouped with the others' next iteration, where the GPU issues one request per
+# iteration any lane is in: attention_document's naive kernel measures 219 load requests here and
+# 379 under ncu, with the same sectors (379 is its 9 iterations' loads, counted by hand). Lines
+# after a `continue` are said to be approximate; an `if` that skips middle iterations is not seen.
 UNEVEN = ("line(s) {lines} follow a `continue`: where the lanes of a warp skip different iterations, the GPU "
           "issues one request per iteration any lane is in, so more requests than counted here (the "
           "sectors stay the same)")
@@ -225,7 +226,7 @@ def count(trace: Trace, source: str | None = None) -> Counters:
     matmul_tiled's zero-filled tiles measure so on the H200."""
     arrays = trace.arrays
     lines: dict = {}
-    for (_, _, line, op, aid, _), accesses in requests(trace, source).items():
+    for (_, _, line, op, aid, _, _), accesses in requests(trace, source).items():
         info = arrays[aid]
         c = lines.get((line, info.space, op, info.name))
         if c is None:
@@ -241,25 +242,27 @@ def count(trace: Trace, source: str | None = None) -> Counters:
 
 
 def requests(trace: Trace, source: str | None = None) -> dict:
-    """Every warp request of the launch: (block, warp, line, kind, aid, k) -> [(lane, flat index)]."""
+    """Every warp request of the launch, in the order of its first access:
+    (block, warp, line, kind, aid, phase, k) -> [(lane, flat index)], k counting each lane's runs of
+    the line within the barrier phase."""
     arrays = trace.arrays
     same = _one_store_for_both_branches(source) if source else {}
     tpb = trace.threads_per_block
     counted = [a.space in (GLOBAL, SHARED) for a in arrays]
     ops = _OPS  # out-of-bounds accesses are not in it: the GPU would not have served them
-    seen: dict = {}     # (tid, line, op, aid) -> times this thread has made this access
-    groups: dict = {}   # (block, warp, line, op, aid, k) -> [(lane, flat)]
-    for tid, op, aid, flat, _, line, _, _ in trace.events:
+    seen: dict = {}     # (tid, line, op, aid, phase) -> times this thread has made this access in the phase
+    groups: dict = {}   # (block, warp, line, op, aid, phase, k) -> [(lane, flat)]
+    for tid, op, aid, flat, _, line, phase, _ in trace.events:
         kind = ops.get(op)
         if kind is None or not counted[aid] or type(flat) is not int:
             continue
         if same and kind == "st" and line in same:
             line = same[line]
-        key = (tid, line, op, aid)
+        key = (tid, line, op, aid, phase)
         k = seen.get(key, 0)
         seen[key] = k + 1
         t = tid % tpb
-        group = (tid // tpb, t >> 5, line, kind, aid, k)  # block, warp (32 lanes), line, kind, array, k
+        group = (tid // tpb, t >> 5, line, kind, aid, phase, k)  # block, warp (32 lanes), line, kind, array
         accesses = groups.get(group)
         if accesses is None:
             groups[group] = [(t & 31, flat)]
@@ -272,19 +275,21 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
     """The costliest request of each array and kind on `line`, lane by lane: which 32-byte sectors
     (global) or which banks (shared) the warp's lanes touched, so the learner sees why it costs."""
     worst: dict = {}
-    for (block, warp, ln, kind, aid, k), accesses in requests(trace, source).items():
+    for (block, warp, ln, kind, aid, phase, k), accesses in requests(trace, source).items():
         if ln != line:
             continue
         info = trace.arrays[aid]
         cost = _request_cost(info, accesses)
         best = worst.get((info.name, info.space, kind))
         if best is None or cost > best[0]:
-            worst[(info.name, info.space, kind)] = (cost, block, warp, k, info, accesses)
+            worst[(info.name, info.space, kind)] = (cost, block, warp, phase, k, info, accesses)
     out = []
-    for (name, space, kind), (cost, block, warp, k, info, accesses) in sorted(worst.items()):
+    for (name, space, kind), (cost, block, warp, phase, k, info, accesses) in sorted(worst.items()):
         size = itemsize(info.dtype)
         origin = trace.block_of(block * trace.threads_per_block)[:trace.grid_nd]
-        where = f"{ACCESS_NAMES.get((space, kind), kind)} of {name}, warp {warp} of block {origin}, execution {k + 1} of the line"
+        after = f" after {phase} barrier{'s' if phase > 1 else ''}" if phase else ""
+        where = (f"{ACCESS_NAMES.get((space, kind), kind)} of {name}, warp {warp} of block {origin}, "
+                 f"execution {k + 1} of the line{after}")
         by: dict = defaultdict(list)
         if space == GLOBAL:
             for lane, flat in sorted(accesses):
