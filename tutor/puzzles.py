@@ -309,14 +309,16 @@ def _requirements(raw, where: str) -> dict:
 
 # [perf] targets: each counter's name and which way it must go ("min": at least, "max": at most).
 # tutor/engine/analysis/perf_targets.py measures them; the names are here so loading stays free of numpy.
+# Each is a total of the launch, against what its data needs where it is a ratio: a request split
+# over lines, branches or barrier phases never meets one that the whole request misses.
 PERF_TARGETS = {
-    "global_load_efficiency": "min",   # ideal sectors over sectors served, global loads (1.0: coalesced)
+    "global_load_efficiency": "min",   # sectors holding the elements loaded, over the sectors loads moved (1.0: each once)
     "global_store_efficiency": "min",  # the same for global stores
-    "shared_bank_conflicts": "max",    # extra wavefronts, shared loads and stores, the whole launch
+    "shared_extra_wavefronts": "max",  # shared wavefronts beyond the fewest its accesses need (bank conflicts, splits)
     "shared_lanes_per_request": "min",  # active lanes per shared-memory request (32: no lane idles)
     "shared_requests": "max",          # shared-memory requests (warp instructions), the whole launch
     "global_atomics": "max",           # atomic operations on global arrays, lane by lane
-    "atomic_same_address": "max",      # the most lanes of one global atomic request on one address
+    "atomic_same_address": "max",      # the most global atomics one block makes on one address
     "arithmetic_intensity": "min",     # flops over the bytes of the global sectors served
 }
 

@@ -302,3 +302,94 @@ def test_a_lines_worst_request_says_after_how_many_barriers_it_ran():
     assert "shared store of s, warp 0 of block (0,), execution 1 of the line: 1 wavefront(s)" in \
         line_detail(trace, 9, source)
 
+
+def _one_line_per_lane(access: str) -> str:
+    body = "".join(f"    if t == {lane}:\n        {access}\n" for lane in range(32))
+    return ("import numba\nfrom numba import cuda\n\n\n@cuda.jit\ndef kernel(out, a):\n"
+            "    tile = cuda.shared.array((32, 32), numba.float32)\n    t = cuda.threadIdx.x\n" + body)
+
+
+def test_a_copy_split_into_one_line_per_lane_moves_a_sector_per_lane_against_the_four_it_needs():
+    """One request per lane, each one sector for one float: ideal request by request, while the
+    warp pulled 32 sectors where the 32 floats it read fill 4."""
+    c = counters(_one_line_per_lane("out[t] = a[t]"), (1,), (32,), [("out", np.zeros(32, np.float32)),
+                                                                     ("a", np.ones(32, np.float32))])
+    loads = [x for x in c.lines if x.op == "ld"]
+    assert len(loads) == 32 and all(x.sectors == x.ideal_sectors == x.requests == 1 for x in loads)
+    assert c.needed_load_sectors == 4 and c.needed_store_sectors == 4
+    assert sum(x.needed for x in loads) == 4  # the first lane of each sector fetched it; 28 fetched again
+
+
+def test_a_reread_counts_its_sectors_again_in_what_loads_moved():
+    source = """
+        from numba import cuda
+
+
+        @cuda.jit
+        def kernel(out, a):
+            t = cuda.threadIdx.x
+            out[t] = a[t] + a[t]
+        """
+    c = counters(source, (1,), (32,), [("out", np.zeros(32, np.float32)), ("a", np.ones(32, np.float32))])
+    assert c.total("global", "ld", "sectors") == 8 and c.needed_load_sectors == 4
+
+
+def test_a_column_read_split_per_lane_needs_one_wavefront_per_warp_and_takes_32():
+    """No request conflicts (each holds one lane), and the busiest lane made one access."""
+    fill = "    t = cuda.threadIdx.x\n    for r in range(32):\n        tile[r, t] = a[t]\n    cuda.syncthreads()\n"
+    c = counters(_one_line_per_lane("out[t] = tile[t, 0]").replace("    t = cuda.threadIdx.x\n", fill),
+                 (1,), (32,), [("out", np.zeros(32, np.float32)), ("a", np.ones(32, np.float32))])
+    reads = [x for x in c.lines if x.space == "shared" and x.op == "ld"]
+    assert sum(x.bank_conflicts for x in reads) == 0 and sum(x.wavefronts for x in reads) == 32
+    assert c.needed_wavefronts == 32 + 1  # the fill (32 rows, one full-warp store each) and the read
+    assert sum(x.needed for x in reads) == 1
+
+
+SHARED_ATOMIC = """
+    import numba
+    from numba import cuda
+
+
+    @cuda.jit
+    def kernel(out, a):
+        total = cuda.shared.array(1, numba.float32)
+        t = cuda.threadIdx.x
+        if t == 0:
+            total[0] = 0
+        cuda.syncthreads()
+        cuda.atomic.add(total, 0, a[t])
+        cuda.syncthreads()
+        out[t] = total[0]
+    """
+
+
+def test_lanes_of_a_shared_atomic_on_one_word_are_served_one_after_another_and_a_read_is_broadcast():
+    c = counters(SHARED_ATOMIC, (1,), (64,), [("out", np.zeros(64, np.float32)), ("a", np.ones(64, np.float32))])
+    atom = next(x for x in c.lines if x.space == "shared" and x.op == "atom")
+    assert atom.requests == 2 and atom.wavefronts == 64 and atom.needed == 2
+    read = next(x for x in c.lines if x.space == "shared" and x.op == "ld")
+    assert read.requests == 2 and read.wavefronts == 2 and read.bank_conflicts == 0
+
+
+def test_global_atomics_on_one_address_are_counted_per_block_whichever_request_made_them():
+    c = counters(ATOMIC_COUNT, (2,), (64,), [("out", np.zeros(1, np.float32)), ("a", np.ones(128, np.float32))])
+    assert c.hot_address == 64 and c.hot_line == 7  # two warps of one block, 32 lanes each
+    split = ATOMIC_COUNT.replace("        cuda.atomic.add(out, 0, a[i])\n",
+                                 "".join(f"        if i % 32 == {lane}:\n            cuda.atomic.add(out, 0, a[i])\n"
+                                         for lane in range(32)))
+    c = counters(split, (2,), (64,), [("out", np.zeros(1, np.float32)), ("a", np.ones(128, np.float32))])
+    assert max(x.same_address for x in c.lines if x.op == "atom") == 1 and c.hot_address == 64
+
+
+def test_the_totals_come_back_from_json_and_a_forged_total_is_refused():
+    import pytest
+
+    from tutor.engine.analysis.counters import Counters
+
+    c = counters(SHARED_ATOMIC, (1,), (64,), [("out", np.zeros(64, np.float32)), ("a", np.ones(64, np.float32))])
+    back = Counters.from_json(c.to_json())
+    assert back.needs() == c.needs() and [x.needed for x in back.ranked()] == [x.needed for x in c.ranked()]
+    forged = c.to_json()
+    forged["needs"]["needed_wavefronts"] = "0"
+    with pytest.raises(ValueError):
+        Counters.from_json(forged)

@@ -181,10 +181,10 @@ def kernel(out, a):
 
 
 def test_bank_conflicts_and_a_total_target_from_an_expression(tmp_path):
-    root = make_content(tmp_path, 'shared_bank_conflicts = 0\nshared_requests = "warps * 2"',
+    root = make_content(tmp_path, 'shared_extra_wavefronts = 0\nshared_requests = "warps * 2"',
                         toml=BANKS_TOML, spec=BANKS_SPEC, pid="tile")
     unpadded = check(root, TILE.replace("WIDTH", "32"), pid="tile")
-    assert counters_missed(unpadded) == {"shared_bank_conflicts"}
+    assert counters_missed(unpadded) == {"shared_extra_wavefronts"}
     conflict = unpadded.failures[0]
     assert conflict.line == 13 and conflict.details[0]["value"] == 32 * 31  # 32 requests, 32 words in one bank
     assert check(root, TILE.replace("WIDTH", "33"), pid="tile").passed

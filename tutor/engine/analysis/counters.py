@@ -8,6 +8,10 @@ same operation, in the same barrier phase, at the same count of executions of th
 phase: the k-th time each lane ran the line since the last barrier, as lockstep execution would
 have them together. Lanes that skipped the line (a branch) are not in its request, which is what
 divergence costs; lanes that ran it in different barrier phases ran it in different instructions.
+Beside the requests, the launch's totals against what its data needs (Counters.needed_*): the
+sectors that hold the global elements it loaded and stored, and the wavefronts its shared accesses
+need at the least. A request split over lines or branches is cheap one piece at a time and costs
+the same or more in these totals.
 
 Names follow ncu's metrics, so a learner who opens ncu later reads the same words:
 - global loads and stores: requests (l1tex__t_requests_pipe_lsu_mem_global_op_ld/st.sum),
@@ -16,6 +20,8 @@ Names follow ncu's metrics, so a learner who opens ncu later reads the same word
 - shared loads and stores: bank conflicts as extra wavefronts
   (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld/st.sum): per request, the most distinct
   4-byte words any one bank must serve, less one (lanes reading the same word do not conflict);
+  a shared atomic's lanes on one word are served one after another, so for atomics every lane
+  counts, the same word or not;
 - atomics: operations, and the most lanes of one request on one address;
 - active lanes per memory request (smsp__thread_inst_executed_per_inst_executed, counted over
   memory instructions only: the trace does not see arithmetic).
@@ -84,6 +90,16 @@ def bank_wavefronts(flats, size: int) -> int:
     return max(per_bank.values(), default=1)
 
 
+def atomic_wavefronts(flats: list, size: int) -> int:
+    """A shared atomic request's wavefronts: the most lane updates any one bank must serve. Lanes
+    that update one word are served one after another, unlike lanes that read it: each counts."""
+    per_bank: dict = defaultdict(int)
+    for flat in flats:
+        for word in units((flat,), size, BANK_BYTES):
+            per_bank[word % BANKS] += 1
+    return max(per_bank.values(), default=1)
+
+
 @dataclass
 class LineCounters:
     """One source line's requests in one memory space and one operation ("ld", "st", "atom")."""
@@ -98,6 +114,10 @@ class LineCounters:
     wavefronts: int = 0       # shared: summed over requests; a conflict-free request is one
     lanes: int = 0            # active lanes, summed over requests
     same_address: int = 0     # atomics: the most lanes of one request on one address
+    # its share of what the launch's data needs (Counters.needed_*): global, the sectors no earlier
+    # request of the launch had fetched (loads and atomics together; stores apart); shared, the
+    # wavefronts of its requests that the busiest lane of their warp needed (count explains)
+    needed: int = 0
 
     @property
     def sectors_per_request(self) -> float:
@@ -129,6 +149,13 @@ class Counters:
     lines: list[LineCounters] = field(default_factory=list)
     notes: list[str] = field(default_factory=lambda: [NOT_MODELLED])
     threads_per_block: int = 0  # 0: not known (no lane is then called idle)
+    # The launch's totals against its data: what [perf] targets judge, so that a request split over
+    # lines or branches never looks cheaper than the whole request.
+    needed_load_sectors: int = 0   # the 32-byte sectors holding the global elements loaded (atomics too)
+    needed_store_sectors: int = 0  # the same for the elements stored (atomics too)
+    needed_wavefronts: int = 0     # shared: per warp, barrier phase, array and operation, the most accesses of one lane
+    hot_address: int = 0           # the most global atomics one block made on one address
+    hot_line: int | None = None    # the line that made most of those
 
     def total(self, space: str, op: str, what: str) -> int:
         return sum(getattr(c, what) for c in self.lines if c.space == space and c.op == op)
@@ -154,7 +181,11 @@ class Counters:
 
     def to_json(self) -> dict:
         return {"metrics": self.metrics(), "lines": [c.to_json() for c in self.ranked()], "notes": list(self.notes),
-                "threads_per_block": self.threads_per_block}
+                "threads_per_block": self.threads_per_block, "needs": self.needs()}
+
+    def needs(self) -> dict:
+        """The launch's totals against what its data needs (the fields above, by name)."""
+        return {name: getattr(self, name) for name in _NEEDS}
 
     @classmethod
     def from_json(cls, d: dict) -> "Counters":
@@ -162,13 +193,19 @@ class Counters:
         whole = ("requests", "sectors", "ideal_sectors", "wavefronts", "lanes", "same_address")
         lines = []
         for c in d["lines"][:512]:
-            if not (c["line"] is None or type(c["line"]) is int) or any(type(c[k]) is not int for k in whole):
+            if not (c["line"] is None or type(c["line"]) is int) or any(type(c[k]) is not int for k in whole) \
+                    or type(c.get("needed", 0)) is not int:
                 raise ValueError("a line's counters are not whole numbers")
             lines.append(LineCounters(c["line"], str(c["space"])[:16], str(c["op"])[:8], str(c["array"])[:64],
-                                      **{k: c[k] for k in whole}))
+                                      **{k: c[k] for k in whole}, needed=c.get("needed", 0)))
         notes = [str(n)[:400] for n in d.get("notes", [])[:8]]
         tpb = d.get("threads_per_block", 0)
-        return cls(lines, notes or [NOT_MODELLED], threads_per_block=tpb if type(tpb) is int else 0)
+        needs = d.get("needs") if isinstance(d.get("needs"), dict) else {}
+        if any(type(needs.get(k, 0)) is not int for k in _NEEDS if k != "hot_line") or \
+                not (needs.get("hot_line") is None or type(needs["hot_line"]) is int):
+            raise ValueError("the launch's totals are not whole numbers")
+        return cls(lines, notes or [NOT_MODELLED], threads_per_block=tpb if type(tpb) is int else 0,
+                   **{k: needs[k] for k in _NEEDS if k in needs})
 
     def summary(self, most: int = 3) -> dict:
         """What a verdict carries: the kernel's metrics, its costliest lines, every line's marks."""
@@ -189,7 +226,9 @@ class Counters:
             for kind in self.mark_kinds(c):
                 text = (f"{c.sectors_per_request:.1f} sectors per request (ideal {c.ideal_sectors / c.requests:.1f})"
                         if kind == "uncoalesced" else
-                        f"{c.bank_conflicts} bank conflicts over {c.requests} requests" if kind == "conflicted" else
+                        (f"{c.bank_conflicts} extra wavefronts over {c.requests} requests (lanes updating one "
+                         "word or bank wait their turn)" if c.op == "atom" else
+                         f"{c.bank_conflicts} bank conflicts over {c.requests} requests") if kind == "conflicted" else
                         f"{c.lanes_per_request:.1f} of {self._warp_width():g} lanes active per request")
                 found.setdefault((c.line, kind), []).append(f"{what}: {text}")
         order = sorted(found, key=lambda key: (key[0], MARK_KINDS.index(key[1])))
@@ -226,14 +265,17 @@ def count(trace: Trace, source: str | None = None) -> Counters:
     matmul_tiled's zero-filled tiles measure so on the H200."""
     arrays = trace.arrays
     lines: dict = {}
-    for (_, _, line, op, aid, _, _), accesses in requests(trace, source).items():
+    needs = _Needs()
+    for (block, warp, line, op, aid, phase, _), accesses in requests(trace, source).items():
         info = arrays[aid]
         c = lines.get((line, info.space, op, info.name))
         if c is None:
             c = lines[(line, info.space, op, info.name)] = LineCounters(line, info.space, op, info.name)
         _add_request(c, info, accesses)
+        needs.add(c, (block, warp, phase), aid, info, accesses)
     counters = Counters(sorted(lines.values(), key=lambda c: (c.line or 0, c.space, c.op, c.array)),
                         threads_per_block=trace.threads_per_block)
+    needs.settle(counters)
     after = _after_continue(source) if source else frozenset()
     uneven = sorted({c.line for c in counters.lines if c.requests} & after)
     if uneven:
@@ -279,7 +321,7 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
         if ln != line:
             continue
         info = trace.arrays[aid]
-        cost = _request_cost(info, accesses)
+        cost = _request_cost(info, accesses, kind)
         best = worst.get((info.name, info.space, kind))
         if best is None or cost > best[0]:
             worst[(info.name, info.space, kind)] = (cost, block, warp, phase, k, info, accesses)
@@ -310,12 +352,72 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
     return out
 
 
-def _request_cost(info, accesses) -> int:
-    """A request's sectors (global) or wavefronts (shared): what ncu counts for it."""
+def _request_cost(info, accesses, kind: str = "") -> int:
+    """A request's sectors (global) or wavefronts (shared): what ncu counts for it. A shared
+    atomic's lanes on one word are served one after another (atomic_wavefronts)."""
     size, flats = itemsize(info.dtype), {f for _, f in accesses}
     if info.space == GLOBAL:
         return len(units(flats, size, SECTOR))
+    if kind == "atom":
+        return atomic_wavefronts([f for _, f in accesses], size)
     return bank_wavefronts(flats, size)
+
+
+_NEEDS = ("needed_load_sectors", "needed_store_sectors", "needed_wavefronts", "hot_address", "hot_line")
+
+
+class _Needs:
+    """What the launch's data needs, gathered request by request (count's helper).
+
+    Global: a sector that no earlier request fetched is needed, one fetched again is not; loads and
+    stores apart, an atomic in both (it reads and writes). Shared: a warp's accesses to an array
+    with one operation in one barrier phase need as many wavefronts as its busiest lane made
+    accesses there, one instruction each with no conflict; the requests with the most lanes are
+    taken as the needed ones, for the lines' shares. (Across barrier phases a warp's instructions
+    cannot merge: what a kernel spends on more phases than its data needs shows in its requests
+    and its lanes per request, not here.) Atomics: how many each block made on each global address."""
+
+    def __init__(self):
+        self.fetched = {"ld": set(), "st": set()}   # (aid, sector) fetched so far
+        self.totals = {"ld": 0, "st": 0}
+        self.shared: dict = defaultdict(list)         # (block, warp, phase, aid, kind) -> [(line counters, lanes)]
+        self.atomics: dict = defaultdict(int)         # (block, aid, flat) -> global atomics
+        self.atomic_lines: dict = defaultdict(lambda: defaultdict(int))  # (block, aid, flat) -> line -> atomics
+
+    def add(self, c: LineCounters, where: tuple, aid: int, info, accesses: list) -> None:
+        """One request: `where` is its (block, warp, barrier phase)."""
+        if info.space != GLOBAL:
+            self.shared[(*where, aid, c.op)].append((c, {lane for lane, _ in accesses}))
+            return
+        block = where[0]
+        sectors = units({f for _, f in accesses}, itemsize(info.dtype), SECTOR)
+        for cls in (("ld", "st") if c.op == "atom" else (c.op,)):
+            fresh = {s for s in sectors if (aid, s) not in self.fetched[cls]}
+            self.fetched[cls].update((aid, s) for s in fresh)
+            self.totals[cls] += len(fresh)
+            if cls == c.op or cls == "ld":  # an atomic line's share is counted as a load's
+                c.needed += len(fresh)
+        if c.op == "atom":
+            for _, flat in accesses:
+                self.atomics[(block, aid, flat)] += 1
+                self.atomic_lines[(block, aid, flat)][c.line] += 1
+
+    def settle(self, counters: Counters) -> None:
+        counters.needed_load_sectors, counters.needed_store_sectors = self.totals["ld"], self.totals["st"]
+        for members in self.shared.values():
+            per_lane: dict = defaultdict(int)
+            for _, lanes in members:
+                for lane in lanes:
+                    per_lane[lane] += 1
+            need = max(per_lane.values())
+            counters.needed_wavefronts += need
+            for c, _ in sorted(members, key=lambda m: -len(m[1]))[:need]:  # stable: first requests first
+                c.needed += 1
+        if self.atomics:
+            hot = max(self.atomics, key=self.atomics.get)
+            counters.hot_address = self.atomics[hot]
+            lines = self.atomic_lines[hot]
+            counters.hot_line = max(lines, key=lines.get)
 
 
 def _lanes(lanes: list[int]) -> str:
@@ -397,7 +499,7 @@ def _add_request(c: LineCounters, info, accesses: list) -> None:
         c.sectors += _request_cost(info, accesses)
         c.ideal_sectors += -(-len({flat for _, flat in accesses}) * itemsize(info.dtype) // SECTOR)
     else:
-        c.wavefronts += _request_cost(info, accesses)
+        c.wavefronts += _request_cost(info, accesses, c.op)
     if c.op == "atom":
         per_address: dict = defaultdict(int)
         for _, f in accesses:

@@ -5,6 +5,14 @@ simulator would judge nothing: its time is Python's. The counters are what the h
 do (sectors, wavefronts, idle lanes, colliding atomics), so a target on them is a target on the
 reason a kernel is slow, and it holds the same on every machine.
 
+Every target is a total of the launch, and a ratio compares what the kernel moved with what its
+data needs: the sectors that hold the global elements it loaded (or stored), each fetched once;
+the fewest shared wavefronts its accesses need, one instruction per access of the busiest lane of
+each warp in each barrier phase. A request is one warp's run of one instruction in one barrier
+phase, so a request written as one line per lane or per branch is cheaper piece by piece and costs
+the same or more in total, as it does on the GPU; one spread over barrier phases is more requests
+with fewer lanes each, which `shared_requests` and `shared_lanes_per_request` count.
+
 `measure` runs in the child beside the counting (the trace stays there); it gives each counter's
 value for the launch and the line that costs the most under it. `missed` runs in the judge,
 where the puzzle's expressions meet the config's sizes, and only for a config whose output is
@@ -22,14 +30,10 @@ from tutor.puzzles import PERF_TARGETS
 EPSILON = 1e-9
 
 
-def _ratio(lines: list[LineCounters], top: str, bottom: str) -> float | None:
-    below = sum(getattr(c, bottom) for c in lines)
-    return sum(getattr(c, top) for c in lines) / below if below else None
-
-
 def measure(counters: Counters) -> dict:
     """Each [perf] counter's value for one launch, with its costliest line: name -> {value, line,
-    worst} (worst: that line's counters), and the global bytes served, for the intensity."""
+    worst} (worst: that line's counters; for a ratio of totals also moved and needed), and the
+    global bytes served, for the intensity."""
     lines = [c for c in counters.lines if c.requests]
     glob = [c for c in lines if c.space == GLOBAL]
     shared = [c for c in lines if c.space == SHARED]
@@ -39,24 +43,28 @@ def measure(counters: Counters) -> dict:
     stores = [c for c in glob if c.op == "st"] + atomics
     out: dict = {"global_bytes": sum(c.sectors for c in glob) * SECTOR}
 
-    def put(name, value, worst: LineCounters | None):
+    def put(name, value, worst: LineCounters | None, **totals):
         out[name] = {"value": value, "line": worst.line if worst else None,
-                     "worst": worst.to_json() if worst else None}
+                     "worst": worst.to_json() if worst else None, **totals}
 
-    def efficiency(c):
-        return c.ideal_sectors / c.sectors if c.sectors else 1.0
+    def beyond_need(c):  # what a line moved that the data did not need, then its requests
+        return (c.wavefronts if c.space == SHARED else c.sectors) - c.needed, c.requests
 
-    put("global_load_efficiency", _ratio(loads, "ideal_sectors", "sectors"), min(loads, key=efficiency, default=None))
-    put("global_store_efficiency", _ratio(stores, "ideal_sectors", "sectors"),
-        min(stores, key=efficiency, default=None))
-    put("shared_bank_conflicts", sum(c.bank_conflicts for c in shared),
-        max(shared, key=lambda c: c.bank_conflicts, default=None))
-    put("shared_lanes_per_request", _ratio(shared, "lanes", "requests"),
+    for name, group, needed in (("global_load_efficiency", loads, counters.needed_load_sectors),
+                                ("global_store_efficiency", stores, counters.needed_store_sectors)):
+        moved = sum(c.sectors for c in group)
+        put(name, needed / moved if moved else None, max(group, key=beyond_need, default=None),
+            moved=moved, needed=needed)
+    wavefronts = sum(c.wavefronts for c in shared)
+    put("shared_extra_wavefronts", wavefronts - counters.needed_wavefronts if shared else 0,
+        max(shared, key=beyond_need, default=None), moved=wavefronts, needed=counters.needed_wavefronts)
+    requests = sum(c.requests for c in shared)
+    put("shared_lanes_per_request", sum(c.lanes for c in shared) / requests if requests else None,
         min(shared, key=lambda c: (c.lanes_per_request, -c.requests), default=None))
-    put("shared_requests", sum(c.requests for c in shared), max(shared, key=lambda c: c.requests, default=None))
+    put("shared_requests", requests, max(shared, key=lambda c: c.requests, default=None))
     put("global_atomics", sum(c.lanes for c in atomics), max(atomics, key=lambda c: c.lanes, default=None))
-    put("atomic_same_address", max((c.same_address for c in atomics), default=0),
-        max(atomics, key=lambda c: c.same_address, default=None))
+    hot = next((c for c in atomics if c.line == counters.hot_line), None)
+    put("atomic_same_address", counters.hot_address, hot)
     return out
 
 
@@ -83,19 +91,26 @@ def _said(name: str, value: float, target: float, m: dict, flops: float | None) 
     w = m.get("worst") or {}
     at = _line(w)
     if name in ("global_load_efficiency", "global_store_efficiency"):
-        what = "loads" if name == "global_load_efficiency" else "stores"
-        return (f"Global {what} are served at {value:.0%} efficiency; this puzzle asks for at least "
+        what, verb = ("loads", "read") if name == "global_load_efficiency" else ("stores", "wrote")
+        return (f"Global {what} moved {m.get('moved', 0):,} 32-byte sectors where the elements they {verb} "
+                f"fill {m.get('needed', 0):,}: {value:.0%} efficiency; this puzzle asks for at least "
                 f"{target:.0%}. The worst is {at}: {w.get('requests', 0)} request(s) pulled {w.get('sectors', 0)} "
-                f"32-byte sectors where the bytes its lanes asked for fill {w.get('ideal_sectors', 0)} "
-                f"({w.get('sectors_per_request', 0):g} sectors per request). A warp's 32 lanes access memory "
-                "together: when neighbouring lanes touch neighbouring elements their bytes share sectors, "
-                "when they are far apart each lane pulls a sector of its own. Let threadIdx.x run along "
-                "consecutive addresses.")
-    if name == "shared_bank_conflicts":
-        return (f"Shared memory has {int(value)} bank conflict(s) (extra wavefronts); this puzzle allows "
-                f"{int(target)}. The worst is {at}: {w.get('requests', 0)} request(s) took {w.get('wavefronts', 0)} "
-                "wavefronts. Shared memory has 32 banks of 4 bytes; lanes of a warp that touch different "
-                "words in the same bank wait for each other. A column of a 32-wide float tile lies in one "
+                f"sectors, {w.get('sectors', 0) - w.get('needed', 0)} of them sectors that other requests "
+                f"pulled too ({w.get('sectors_per_request', 0):g} sectors per request). A warp's 32 lanes "
+                "access memory together: when neighbouring lanes touch neighbouring elements in one "
+                "instruction their bytes share sectors; when they are far apart, or their accesses are "
+                "split over several instructions (lines, branches, loop passes), the same sector is "
+                "pulled again and again. Let threadIdx.x run along consecutive addresses.")
+    if name == "shared_extra_wavefronts":
+        extra = w.get("wavefronts", 0) - w.get("needed", 0)
+        return (f"Shared memory took {m.get('moved', 0):,} wavefronts where the accesses need "
+                f"{m.get('needed', 0):,} (one per access of the busiest lane of each warp, barrier phase by barrier "
+                f"phase): {int(value):,} "
+                f"extra; this puzzle allows {int(target)}. The worst is {at}: {w.get('requests', 0)} request(s) "
+                f"took {w.get('wavefronts', 0)} wavefronts, {extra} more than its accesses need. Shared memory "
+                "has 32 banks of 4 bytes; lanes of a warp that touch different words in the same bank, or "
+                "update one word with an atomic, wait for each other, and a warp's accesses split over "
+                "several instructions take a wavefront each. A column of a 32-wide float tile lies in one "
                 "bank: pad each row by one element so a column spreads over all 32.")
     if name == "shared_lanes_per_request":
         return (f"Shared-memory instructions run with {value:.3g} active lanes on average; this puzzle asks "
@@ -115,10 +130,10 @@ def _said(name: str, value: float, target: float, m: dict, flops: float | None) 
                 "after another in L2; count into a private copy in shared memory first, then let each "
                 "block add its totals to global memory once per cell.")
     if name == "atomic_same_address":
-        return (f"Up to {int(value)} lanes of one warp's global atomic hit the same address; this puzzle "
-                f"allows {int(target)}. The worst is {at}. Lanes that update one address are served one "
-                "after another: privatise the counters (shared memory per block) so global atomics "
-                "go to different cells.")
+        return (f"One block made {int(value):,} global atomics on the same address; this puzzle allows "
+                f"{int(target)}. Most of them are on {at}. Updates of one address are served one after "
+                "another, from whichever warp or line they come: privatise the counters (shared memory "
+                "per block) so each block adds to each global cell once.")
     if name == "arithmetic_intensity":
         return (f"The kernel does {value:.3g} FLOPs per byte of global memory served ({flops:,.0f} FLOPs over "
                 f"{m.get('global_bytes', 0):,} bytes); this puzzle asks for at least {target:.3g}. Each element "
