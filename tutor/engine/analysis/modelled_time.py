@@ -397,7 +397,7 @@ def _buffer_key(n: int, aid: int, roles: list):
 def _requests_by_block(trace: Trace) -> dict:
     """{block: {warp: [_Request in program order]}} of global and shared requests, grouped as
     counters.requests groups them: lanes of one warp, one line, one array, one operation, the
-    k-th time each lane made it."""
+    k-th time each lane made it in one barrier phase."""
     counted = [a.space in (GLOBAL, SHARED) for a in trace.arrays]
     tpb = trace.threads_per_block
     seen: dict = {}
@@ -409,11 +409,11 @@ def _requests_by_block(trace: Trace) -> dict:
             continue
         pos = position[tid]
         position[tid] = pos + 1
-        key = (tid, line, op, aid)
+        key = (tid, line, op, aid, phase)
         k = seen.get(key, 0)
         seen[key] = k + 1
         t = tid % tpb
-        group = (tid // tpb, t >> 5, line, kind, aid, k)
+        group = (tid // tpb, t >> 5, line, kind, aid, phase, k)  # one instruction of a warp in one phase
         request = groups.get(group)
         if request is None:
             groups[group] = _Request(line or 0, kind, aid, phase, pos, [flat])
