@@ -323,13 +323,26 @@ def races(trace: Trace, config: str) -> list[Failure]:
             msg = (f"{_who(trace, w[0]).capitalize()} writes {_cell(trace, w[2], w[3])} on line {wline} and "
                    f"thread {fmt_dim(othread)} {what} it on line {oline}, with no barrier between them "
                    f"(both in barrier phase {w[6]}){cells}. Which one goes first is up to the hardware: "
-                   f"put a cuda.syncthreads() between the write and the other access"
-                   + (", or use an atomic." if oop in (WRITE, ATOMIC) else "."))
+                   + _barrier_advice(w[0], o[0], tpb) + (", or use an atomic." if oop in (WRITE, ATOMIC) else "."))
         failures.append(Failure(kind="race", message=msg, config=config, array=info.name,
                                 index=_index(trace, w[2], w[3]), block=block, thread=thread,
                                 other_thread=othread, line=wline, count=count,
                                 details=[{"other_block": list(oblock), "other_line": oline}]))
     return failures
+
+
+def _barrier_advice(writer: int, other: int, tpb: int) -> str:
+    """The barrier that orders two threads of one block. Lanes of one warp, in a block of several
+    warps, need only a cuda.syncwarp(): the warp-level steps they race in (a reduction's last
+    steps, under `if lane < 16:`) run in a branch the rest of the block does not take, where a
+    cuda.syncthreads() would be reached by some threads only. A block of one warp keeps the
+    block-wide barrier its lessons teach; threads of two warps need it."""
+    warp = (writer % tpb) // 32
+    if tpb > 32 and (other % tpb) // 32 == warp:
+        return (f"both are lanes of warp {warp}, so put a cuda.syncwarp() between the write and the other "
+                "access (it orders the lanes of one warp; a cuda.syncthreads() would have to be reached by every "
+                "thread of the block)")
+    return "put a cuda.syncthreads() between the write and the other access"
 
 
 def _same_value_writes(evs, w, o, cross, tpb):
