@@ -365,3 +365,14 @@ def test_a_puzzles_prompt_and_feedback_name_its_costly_lines_by_the_memory_count
                       cost_usd=None, latency_s=0.0, code_hash="c", code=puzzle.reference, correct=True, compiled=True,
                       failures=[], score=None, score_kind=None, timing=judged.timing, flags=[], explanation="")
     assert "- memory counters: line 28" in feedback_for(attempt, None, "puzzle")
+
+
+def test_the_optimiser_verifies_with_the_time_limit_verify_has():
+    """A candidate the optimiser kept must verify the same way when the learner runs `gpu-tutor
+    verify` on it: one limit, defined once (verify's), not 300 s here and 120 s there."""
+    import inspect
+
+    from tutor.coach import verify as verify_module
+
+    limit = inspect.signature(verify_module.verify).parameters["timeout"].default
+    assert TaskTarget("reduce_sum", "sim").timeout == limit == verify_module.DEFAULT_TIMEOUT

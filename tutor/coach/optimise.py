@@ -209,13 +209,15 @@ class TaskTarget:
 
     kind = "task"
 
-    def __init__(self, name: str, backend: str = "sim", timeout: float = 300.0):
+    def __init__(self, name: str, backend: str = "sim", timeout: float | None = None):
+        """`timeout`: each verification's limit, by default the one `gpu-tutor verify` has."""
         from .tasks import load_task
+        from .verify import DEFAULT_TIMEOUT
 
         self.task = load_task(name)
         self.name = name
         self.backend = backend
-        self.timeout = timeout
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
         self._baseline = None
 
     def describe(self) -> str:

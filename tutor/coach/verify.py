@@ -29,7 +29,13 @@ from ..engine.judge import cleaned
 from ..session import Session
 from ..engine.verdict import ConfigResult, Failure, GpuTiming, ShapeMeasure, Verdict
 
-DEFAULT_TIMEOUT = 120.0
+# The one time limit of a verification, for `gpu-tutor verify` and for the optimiser alike, so that
+# a candidate the optimiser kept verifies the same way when the learner runs verify on it. A correct
+# candidate's verification is bounded (the large shapes run the blocks that fit DRAWN_S and SCORED_S)
+# and takes well under a minute on an idle machine, but on two loaded cores whole verifications of
+# the larger tasks ran past 120 s; a candidate that hangs costs the whole limit, which is small beside
+# a reasoning model's round of several minutes.
+DEFAULT_TIMEOUT = 300.0
 MEMORY_MB = 8192
 MIN_CASES = 5
 DRAWN_S = 12.0  # of all drawn shapes' runs together, the simulated blocks' time (task_child's Sample)
