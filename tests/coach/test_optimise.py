@@ -376,3 +376,32 @@ def test_the_optimiser_verifies_with_the_time_limit_verify_has():
 
     limit = inspect.signature(verify_module.verify).parameters["timeout"].default
     assert TaskTarget("reduce_sum", "sim").timeout == limit == verify_module.DEFAULT_TIMEOUT
+
+
+def _runs_and_lacks(text: str) -> tuple[str, str]:
+    runs, _, lacks = text.partition("It does not run")
+    return runs, lacks
+
+
+def test_the_prompt_lists_what_the_simulator_runs_syncwarp_and_the_shuffles_included(scripted_session):
+    _, prompts, _ = scripted_session
+    runs, lacks = _runs_and_lacks(prompts[0].split("The simulator runs")[1])
+    for name in ("cuda.syncwarp", "cuda.shfl_sync", "cuda.shfl_up_sync", "cuda.shfl_down_sync", "cuda.shfl_xor_sync",
+                 "cuda.ballot_sync", "cuda.syncthreads_count", "cuda.atomic.add", "cuda.fma", "cuda.shared.array"):
+        assert name in runs, name
+    assert "cuda.match_any_sync" in lacks and "cooperative groups" in lacks
+
+
+def test_a_function_added_to_the_simulator_is_offered_to_the_model(monkeypatch):
+    """The list is read from the simulated module, not written beside it: a warp function the
+    simulator gains moves from "does not run" to "runs" with no edit to the prompt."""
+    from tutor.coach.optimise import sim_support_text
+    from tutor.engine.sim.fakecuda import FakeCuda
+
+    runs, lacks = _runs_and_lacks(sim_support_text())
+    assert "cuda.match_any_sync" not in runs and "cuda.match_any_sync" in lacks
+    monkeypatch.setattr(FakeCuda, "match_any_sync", lambda self, mask, value: mask, raising=False)
+    monkeypatch.setattr(FakeCuda, "reduce_add_sync", lambda self, mask, value: value, raising=False)
+    runs, lacks = _runs_and_lacks(sim_support_text())
+    assert "cuda.match_any_sync" in runs and "cuda.match_any_sync" not in lacks
+    assert "cuda.reduce_add_sync" in runs

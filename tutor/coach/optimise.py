@@ -45,13 +45,6 @@ every output element must be computed by a kernel. Only numba, math and numpy (f
 imported. No try/except, no streams, no float16, no module state written at run time. The output \
 arrives filled with NaN; every element must be written. Inputs must not be modified."""
 
-SIM_SUPPORT = """The simulator runs: cuda.grid/gridsize, threadIdx/blockIdx/blockDim/gridDim/laneid/warpsize, \
-syncthreads (and _count/_and/_or), static and dynamic shared memory (cuda.shared.array(0, dtype) \
-launched as kern[grid, block, 0, nbytes]), cuda.local.array, cuda.const.array_like, cuda.atomic.*, \
-warp shuffles (shfl_sync, shfl_up/down/xor_sync), all/any/ballot_sync, activemask, lanemask_lt, \
-threadfences and the maths intrinsics cuda.fma, popc, clz, ffs, brev, cbrt and selp, plus the \
-math module. It does not run match_any_sync, match_all_sync, eq_sync or cooperative groups."""
-
 STOP_REASONS = {
     "rounds": "every round of the budget was spent",
     "time": "the wall-time budget ran out",
@@ -251,7 +244,7 @@ class TaskTarget:
                       "speedup above 10x is flagged for review, not trusted."]
         else:
             lines += self.score_lines()
-        return "\n".join(lines + ["", SIM_SUPPORT])
+        return "\n".join(lines + ["", sim_support_text()])
 
     def sim_shape_lines(self) -> list[str]:
         t = self.task
@@ -326,6 +319,53 @@ class TaskTarget:
             verdict = verify(self.name, self.task.source("naive"), "sim", timeout=self.timeout)
             self._baseline = scored_record([m.to_json() for m in verdict.measures]) or {}
         return self._baseline if self._baseline.get("modelled_s") else None
+
+
+# What numba-cuda offers kernels that the simulator may lack, as numba-cuda spells it: the prompt names
+# each one as missing only while the simulator has no such member (sim_support_text).
+NUMBA_CUDA_EXTRAS = {"match_any_sync": "cuda.match_any_sync", "match_all_sync": "cuda.match_all_sync",
+                     "eq_sync": "cuda.eq_sync", "cg": "cooperative groups (cuda.cg)",
+                     "fp16": "half precision (cuda.fp16)"}
+# Members of the simulated `cuda` that are not for kernels: launch()'s host side (TASK_RULES says what
+# of it a candidate may call) and the simulator's own plumbing.
+_NOT_FOR_KERNELS = {"jit", "device_array", "device_array_like", "to_device", "stream", "default_stream",
+                    "legacy_default_stream", "per_thread_default_stream", "synchronize", "typed_calls", "launch",
+                    "types"}
+
+
+def sim_support_text() -> str:
+    """What of `numba.cuda` the simulator runs in a kernel, read from the simulated module itself
+    (engine/sim/fakecuda.py: its attributes, functions and namespaces such as cuda.atomic), so that
+    a function added to the simulator is offered to the model with no edit here; and what it does
+    not run of numba-cuda's other kernel features (NUMBA_CUDA_EXTRAS). A model told less writes
+    around features it could have used; one told more writes code the verifier refuses."""
+    import keyword
+
+    from ..engine.sim.fakecuda import TYPES, FakeCuda
+
+    cuda = FakeCuda(kernel_class=None, intrinsic_types=None)
+    names = dict.fromkeys([*vars(cuda), *(n for klass in type(cuda).__mro__ for n in vars(klass))])
+    attributes, functions, spaces = [], [], []
+    for name in names:
+        if name.startswith("_") or name in _NOT_FOR_KERNELS or name in TYPES:
+            continue
+        value = getattr(cuda, name)
+        members = [m for m in getattr(value, "__dict__", {}) if not m.startswith("_") and m.isidentifier()
+                   and not keyword.iskeyword(m)]
+        if callable(value):
+            functions.append(f"cuda.{name}")
+        elif members and all(callable(getattr(value, m)) for m in members):
+            spaces.append(", ".join(f"cuda.{name}.{m}" for m in members)
+                          + (" (static, and dynamic shared memory: cuda.shared.array(0, dtype) in a kernel "
+                             "launched as kern[grid, block, 0, nbytes])" if name == "shared" else ""))
+        else:
+            attributes.append(f"cuda.{name}")
+    scalars = [n for n, t in TYPES.items() if getattr(t, "name", None) == n and hasattr(t, "np_dtype")]
+    lacks = [words for name, words in NUMBA_CUDA_EXTRAS.items() if name not in names]
+    return ("The simulator runs, of numba.cuda in a kernel (this list is read from the simulator itself): "
+            + "; ".join([", ".join(attributes), ", ".join(functions), *spaces])
+            + f"; the scalar types {', '.join(scalars)} (casts and dtypes); and Python's math module."
+            + (f" It does not run {', '.join(lacks)}." if lacks else ""))
 
 
 def model_text(device: str = "h200") -> str:
@@ -430,7 +470,7 @@ class PuzzleTarget:
         if self._start_advice:
             text += ("\n\nThe starting kernel's memory counters (from the simulator's trace, as Nsight Compute "
                      "counts them), its costliest lines:\n" + "\n".join(f"- {a}" for a in self._start_advice))
-        return text
+        return text + "\n\n" + sim_support_text()
 
     def baseline_source(self) -> str:
         return self.start_source
