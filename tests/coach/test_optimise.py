@@ -266,11 +266,57 @@ def test_over_http_an_input_mutation_names_the_array_and_line_once(scripted_sess
     assert "input `x`" in said and f"line {line}" in said and said.count("input_mutated") == 1
 
 
-def test_over_http_a_tie_goes_to_the_later_round(scripted_session):
+def test_over_http_a_tie_keeps_the_incumbent(scripted_session):
+    """A later candidate only as good as the best shows nothing more, and may be wrong where the
+    verifier did not look; the prompts build on the best, so it stays."""
     out, _, _ = scripted_session
     naive, resent = out["attempts"][3], out["attempts"][4]
     assert naive["correct"] and resent["correct"] and naive["score"] == resent["score"]
-    assert out["best"]["round"] == 5 and out["best"]["code"] == RESENT
+    assert out["best"]["round"] == 4 and out["best"]["code"] == NAIVE
+
+
+def _attempts(out) -> list[Attempt]:
+    return [Attempt(**a) for a in out["attempts"]]
+
+
+def test_the_best_moves_only_for_a_strictly_better_verified_candidate(scripted_session):
+    from dataclasses import replace
+
+    from tutor.coach.optimise import better
+
+    out, _, _ = scripted_session
+    naive = _attempts(out)[3]
+    assert naive.verified and naive.score is not None
+    faster = replace(naive, round=6, score=naive.score * 1.5)
+    unscored = replace(naive, round=6, score=None, score_kind=None)
+    assert better(faster, naive) and not better(naive, faster)
+    assert not better(replace(naive, round=6), naive)  # a tie keeps the incumbent
+    assert not better(unscored, naive) and better(naive, unscored)  # a score beats none
+    # two unscored candidates (each too slow to simulate whole at the scored shape) are a tie too
+    assert not better(replace(unscored, round=7), unscored)
+    flagged = replace(faster, round=7, score=naive.score * 3, flags=["speedup over 10x"])
+    assert not better(flagged, naive) and better(naive, flagged)
+
+
+def test_a_wrong_candidate_never_becomes_the_best_whatever_a_log_claims(scripted_session):
+    """A wrong candidate is never the best, at any score: the best is chosen on the whole record
+    (a judged module, no failure, every line run), not on a `correct` flag a log read back may hold.
+    Resumed from a log whose line says the candidate that wrote into its input was correct and
+    twice as fast, the session keeps the naive kernel."""
+    from dataclasses import replace
+
+    out, _, _ = scripted_session
+    attempts = _attempts(out)
+    mutates, naive = attempts[2], attempts[3]
+    assert not mutates.correct and {f["kind"] for f in mutates.failures} == {"input_mutated"}
+    claimed = replace(mutates, round=5, correct=True, score=naive.score * 2, score_kind=naive.score_kind)
+    unchecked = replace(naive, round=6, score=naive.score * 2, unchecked=[12])
+    for wrong in (mutates, claimed, unchecked, replace(claimed, failures=[], code=None)):
+        assert not wrong.verified
+        result = optimise(TaskTarget("reduce_sum", "sim"), NAIVE, SETTINGS, Budget(rounds=wrong.round),
+                          resume=[naive, wrong])
+        assert result.stop_reason == "rounds" and len(result.attempts) == 2
+        assert result.best is naive, (wrong.round, result.best and result.best.round)
 
 
 @pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)

@@ -116,8 +116,15 @@ class Attempt:
     unchecked: list = field(default_factory=list)  # lines no verified shape ran: never the best
 
     @property
+    def verified(self) -> bool:
+        """The verifier passed this code and nothing on record says otherwise: a module was judged,
+        no failure of any kind, and every line ran in a verified shape. Only such an attempt can be
+        the best; `correct` alone is not taken on trust (a log read back may say anything)."""
+        return bool(self.code) and self.correct and not self.failures and not self.unchecked and not self.error
+
+    @property
     def trusted(self) -> bool:
-        return self.correct and not self.flags
+        return self.verified and not self.flags
 
     def round_label(self) -> str:
         """The attempt's name in every view: "round 3", or "round 3.2" for a round's second sample."""
@@ -744,27 +751,21 @@ def _hash(text: str) -> str:
 
 
 def better(a: Attempt, b: Attempt | None) -> bool:
-    """Is a (the later attempt) a better verified candidate than b? Trusted (unflagged) beats
-    flagged; then the higher score; on a tie, the score measured at the larger shape, then the
-    later round (the model built on what it was shown)."""
-    if not a.correct or a.unchecked:  # a path no verified shape ran is not known to be correct
+    """Does a (the later attempt) replace b as the best? Only when a is verified and strictly
+    better: trusted (unflagged) beats flagged, a score beats none, then the higher score. Anything
+    else keeps b: a later candidate that is only as good has shown nothing more, and may be wrong
+    where the verifier did not look (a block it did not simulate, a shape it did not draw); the next
+    prompts build on the best, so it moves only for evidence. Two unscored candidates (a kernel too
+    slow to simulate at the scored shape) are a tie, never 0.0 against 0.0 won by the later one."""
+    if not a.verified:
         return False
     if b is None:
         return True
     if a.trusted != b.trusted:
         return a.trusted
-    sa, sb = a.score or 0.0, b.score or 0.0
-    if not math.isclose(sa, sb, rel_tol=1e-9, abs_tol=1e-12):
-        return sa > sb
-    size_a, size_b = _scored_size(a), _scored_size(b)
-    if size_a != size_b:
-        return size_a > size_b
-    return (a.round, a.sample) >= (b.round, b.sample)
-
-
-def _scored_size(attempt: Attempt) -> int:
-    shape = (attempt.timing or {}).get("shape")
-    return math.prod(shape) if isinstance(shape, list) and all(isinstance(v, int) for v in shape) else 0
+    if a.score is None or b.score is None:
+        return b.score is None and a.score is not None
+    return a.score > b.score and not math.isclose(a.score, b.score, rel_tol=1e-9, abs_tol=1e-12)
 
 
 def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Path | None = None,
