@@ -226,7 +226,13 @@ def scripted_session(tmp_path_factory):
 
 
 def _feedback(prompt: str) -> str:
-    return prompt.split("## What the verifier said about your last attempt(s)")[1]
+    """What the verifier said about the last round's candidate, in a prompt."""
+    return prompt.split("## What the verifier said about it")[1].split("## Earlier rounds")[0]
+
+
+def _last_candidate(prompt: str) -> str:
+    """The last round's candidate as the prompt shows it, between its fences."""
+    return prompt.split("## Your last candidate")[1].split("```python\n", 1)[1].split("\n```", 1)[0]
 
 
 @pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
@@ -264,6 +270,55 @@ def test_over_http_an_input_mutation_names_the_array_and_line_once(scripted_sess
     assert all(f["array"] == "x" and f["line"] == line for f in failures)
     said = _feedback(prompts[3])
     assert "input `x`" in said and f"line {line}" in said and said.count("input_mutated") == 1
+
+
+def test_over_http_the_model_sees_the_code_its_feedbacks_line_numbers_count(scripted_session):
+    """A model keeps no memory between calls: each prompt shows the last candidate exactly as the
+    verifier ran it, so "line 16" is line 16 of the code beside it."""
+    out, prompts, _ = scripted_session
+    for n, code in enumerate(SCRIPT[:3]):
+        shown = _last_candidate(prompts[n + 1])
+        assert shown == code.rstrip("\n"), n
+        for f in out["attempts"][n]["failures"]:
+            if isinstance(f.get("line"), int):
+                assert f"line {f['line']}" in _feedback(prompts[n + 1])
+                assert shown.splitlines()[f["line"] - 1] == code.splitlines()[f["line"] - 1]
+    line = MISINDEXED.splitlines().index("        cuda.atomic.add(out, 0, x[i, 0])") + 1
+    assert _last_candidate(prompts[2]).splitlines()[line - 1].strip() == "cuda.atomic.add(out, 0, x[i, 0])"
+
+
+def test_over_http_each_prompt_keeps_what_failed_in_every_earlier_round_and_why(scripted_session):
+    _, prompts, _ = scripted_session
+    earlier = [p.split("## Earlier rounds")[1] if "## Earlier rounds" in p else "" for p in prompts]
+    assert earlier[0] == earlier[1] == ""  # the first prompt has no rounds; the second only the last one
+    for n in (2, 3, 4):
+        assert "round 1: REJECTED: runtime_error" in earlier[n] and "no host arithmetic" in earlier[n]
+    for n in (3, 4):
+        assert "round 2: REJECTED: compile_error at line 16" in earlier[n] and "getitem(array(float32, 1d" in earlier[n]
+    assert "round 3: REJECTED: input_mutated at line 17" in earlier[4] and "its input `x`" in earlier[4]
+    assert earlier[4].index("round 3") < earlier[4].index("round 2") < earlier[4].index("round 1")  # newest first
+    assert "It tried (your words): Fewer passes over memory." in earlier[4]
+
+
+def test_earlier_rounds_fill_the_prompt_only_up_to_its_token_budget(scripted_session):
+    """Summaries newest first, as many as fit the budget (tokens estimated as characters / 4), and
+    a line that says how many older ones were left out."""
+    from dataclasses import replace
+
+    from tutor.coach.optimise import approx_tokens, history_lines
+
+    assert approx_tokens("abcd" * 100) == 100 and approx_tokens("abcde") == 2 and approx_tokens("") == 0
+    out, _, _ = scripted_session
+    rejected = _attempts(out)[:3]
+    many = [replace(rejected[n % 3], round=n + 1) for n in range(60)]
+    lines = history_lines(many, None, "task", tokens=1000)
+    assert sum(approx_tokens(line) + 1 for line in lines) <= 1000
+    kept, note = lines[:-1], lines[-1]
+    assert kept[0].startswith("- round 60: REJECTED") and len(kept) >= 3
+    assert [int(line.split(":")[0].split()[-1]) for line in kept] == list(range(60, 60 - len(kept), -1))
+    assert note == f"- {60 - len(kept)} earlier attempt(s) left out to keep this prompt short."
+    whole = history_lines(many, None, "task", tokens=10**6)
+    assert len(whole) == 60 and "left out" not in whole[-1]
 
 
 def test_over_http_a_tie_keeps_the_incumbent(scripted_session):

@@ -66,6 +66,16 @@ SCORE_LABEL = {"speedup": "speedup (GPU, verified)", "modelled": "modelled speed
                "traffic": "global-memory traffic ratio (simulator)"}
 
 
+HISTORY_TOKENS = 4000
+"""The prompt's room for the rounds before the last, in tokens estimated as characters / 4 (a usual
+rule of thumb for English and code under BPE tokenizers, cheap and tokenizer-free; see approx_tokens).
+A model without memory starts each round from the prompt alone: the last round's candidates always
+come whole (their code and the verifier's words), and the earlier rounds as summaries, newest first,
+while they fit. 4,000 tokens hold some 20 rejected rounds' summaries; with the task, the starting and
+best kernels and the last candidate, a prompt stays near 10,000 tokens, which leaves a reasoning
+model with a 32k-token context room for its OPTIMISE_REPLY_TOKENS."""
+
+
 @dataclass
 class Budget:
     rounds: int = 10
@@ -74,6 +84,7 @@ class Budget:
     cost_usd: float | None = None
     target: float | None = None     # stop once the best score reaches this
     samples: int = 1                # candidates asked for per round
+    history_tokens: int = HISTORY_TOKENS  # the prompt's room for the rounds before the last
 
 
 @dataclass
@@ -648,7 +659,7 @@ def kernel_line(k: dict) -> str:
             f"{us('dram_s')}; same-address atomics {us('atomic_s')})")
 
 
-def failure_lines(failures: list, groups: int = 5) -> list[str]:
+def failure_lines(failures: list, groups: int = 5, limit: int = 600) -> list[str]:
     """One item per (kind, rule): its first message whole, then every distinct line and shape of
     the same failure, so a second location (the next tile's load) is not hidden by the first."""
     order: dict = {}
@@ -664,7 +675,7 @@ def failure_lines(failures: list, groups: int = 5) -> list[str]:
         err = [d.get("max_error") for d in first.get("details", []) if isinstance(d, dict) and d.get("max_error")]
         err = f"; max error {err[0]:.3g}" if err else ""
         more = f" ({len(same)} occurrences)" if len(same) > 1 else ""
-        out.append(f"- {kind}{'/' + rule if rule else ''}{where}{more}: {_trim(first.get('message', ''))}{err}")
+        out.append(f"- {kind}{'/' + rule if rule else ''}{where}{more}: {_trim(first.get('message', ''), limit)}{err}")
     if len(order) > groups:
         out.append(f"- ... and {len(order) - groups} more kind(s) of failure")
     return out
@@ -787,7 +798,6 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                    "model": settings.model, "budget": asdict(budget), "start_code": start_code,
                    "start_code_hash": _hash(start_code)})
     device = device_text(target.backend)
-    feedback = [feedback_for(a, best, target.kind) for a in attempts[-3:]]
     round_no = max((a.round for a in attempts), default=0)
     stop = None
     while stop is None:
@@ -796,9 +806,8 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
             break
         round_no += 1
         on_event("round", round_no)
-        messages = _messages(target, start_code, device, feedback, best)
+        messages = _messages(target, start_code, device, attempts, best, budget.history_tokens)
         prompt_hash = _hash(json.dumps(messages))
-        this_round = []
         for sample in range(budget.samples):
             if cancel.is_set():
                 stop = "cancelled"
@@ -835,7 +844,6 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                 at_floor=bool(judgement and judgement.correct and judgement.at_floor),
                 unchecked=judgement.unchecked if judgement else [])
             attempts.append(attempt)
-            this_round.append(attempt)
             if better(attempt, best):
                 best = attempt
             log.write({"event": "attempt", **asdict(attempt)})
@@ -843,7 +851,6 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
             if error_kind in REPEATING_ERRORS:
                 stop = "model_error"  # the same call will fail the same way: do not spend the budget
                 break
-        feedback = [feedback_for(a, best, target.kind) for a in this_round] or feedback
     result = OptimiseResult(target.name, target.backend, attempts, best, stop, start_code,
                             time.monotonic() - started)
     log.write({"event": "end", "stop_reason": stop, "best_round": best.round if best else None,
@@ -870,16 +877,94 @@ def _spent(budget: Budget, attempts, round_no, started, best, cancel) -> str | N
     return None
 
 
-def _messages(target, start_code, device, feedback, best) -> list[dict]:
+def _messages(target, start_code, device, attempts, best, history_tokens=HISTORY_TOKENS) -> list[dict]:
+    """The whole prompt, rebuilt each round from the record alone (a model keeps no memory between
+    calls): the task and what is checked, the starting kernel, the best verified kernel, the last
+    round's candidates with the code the verifier's line numbers count and its words on each, then
+    the earlier rounds in brief (history_lines)."""
     user = [target.describe(), "", f"## Device\n{device}", "", "## The starting kernel", "```python",
             start_code.rstrip(), "```"]
     if best is not None and best.code and best.code != start_code:
-        user += ["", f"## Your best verified kernel so far (round {best.round})", "```python", best.code.rstrip(),
+        user += ["", f"## Your best verified kernel so far ({best.round_label()})", "```python", best.code.rstrip(),
                  "```"]
-    if feedback:
-        user += ["", "## What the verifier said about your last attempt(s)", *feedback]
+    last_round = max((a.round for a in attempts), default=None)
+    for a in (a for a in attempts if a.round == last_round):
+        user += [""] + last_candidate_lines(a, best, start_code) + [
+            "## What the verifier said about it", feedback_for(a, best, target.kind)]
+    earlier = history_lines([a for a in attempts if a.round != last_round], best, target.kind, history_tokens)
+    if earlier:
+        user += ["", "## Earlier rounds, newest first (in brief: the verifier's words, not the code)", *earlier]
     user += ["", "Write a faster, still correct module. One ```python block, then \"Why it is faster\"."]
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n".join(user)}]
+
+
+def last_candidate_lines(attempt: Attempt, best: Attempt | None, start_code: str) -> list[str]:
+    """The last round's candidate as the verifier read it: the exact module whose lines its words
+    count (line 1 is the block's first line), unless it is a kernel the prompt already shows."""
+    head = f"## Your last candidate ({attempt.round_label()})"
+    if not attempt.code:
+        return [head + ": there was no module to judge"]
+    if best is not None and attempt.code == best.code and best.code != start_code:
+        return [head + f": the same module as your best verified kernel above ({best.round_label()})"]
+    if attempt.code == start_code:
+        return [head + ": the same module as the starting kernel above"]
+    return [head + ", exactly as the verifier ran it (the line numbers below count its lines from 1)",
+            "```python", attempt.code.rstrip("\n"), "```"]
+
+
+def history_lines(attempts: list[Attempt], best: Attempt | None, kind: str,
+                  tokens: int = HISTORY_TOKENS) -> list[str]:
+    """The rounds before the last, newest first, one brief item each (what was tried, in the
+    model's words, and what the verifier said), as many as fit `tokens` (approx_tokens); a last
+    line says how many older ones were left out."""
+    lines, used = [], 0
+    newest_first = sorted(attempts, key=lambda a: (a.round, a.sample), reverse=True)
+    for n, a in enumerate(newest_first):
+        item = history_item(a, best, kind)
+        left = len(newest_first) - n
+        note = f"- {left} earlier attempt(s) left out to keep this prompt short."
+        if used + approx_tokens(item) + approx_tokens(note) > tokens:
+            return lines + ([note] if approx_tokens(note) + used <= tokens else [])
+        lines.append(item)
+        used += approx_tokens(item) + 1
+    return lines
+
+
+def approx_tokens(text: str) -> int:
+    """A token count estimated as characters / 4, rounded up: no tokenizer is loaded (each model
+    has its own), and for English and Python under BPE tokenizers the figure is near enough to keep
+    a prompt within a budget."""
+    return -(-len(text) // 4)
+
+
+def history_item(attempt: Attempt, best: Attempt | None, kind: str) -> str:
+    """One earlier attempt in brief: its verdict and at most three kinds of failure, each with its
+    lines and shapes and the first of its words, and the idea it tried, in the model's words."""
+    head = f"- {attempt.round_label()}"
+    if attempt.error:
+        return f"{head}: the model call failed ({_trim(attempt.error, 200)})."
+    if attempt.code is None:
+        return f"{head}: no ```python block with a complete module in the reply."
+    tried = _trim(attempt.explanation, 200)
+    tried = f" It tried (your words): {tried}" if tried else ""
+    if attempt.correct and attempt.unchecked and not attempt.failures:
+        said = (f"correct where it ran, not kept: line(s) {', '.join(map(str, attempt.unchecked[:10]))} ran in no "
+                "verified shape.")
+    elif not attempt.verified:
+        said = "REJECTED: " + ("; ".join(line[2:] for line in failure_lines(attempt.failures, groups=3, limit=240))
+                               or "no verdict")
+        said += "" if said.endswith(".") else "."
+    else:
+        score = f", {attempt.score:.2f}x ({SCORE_LABEL.get(attempt.score_kind, attempt.score_kind)})" \
+            if attempt.score is not None else ""
+        mark = " (your best)" if attempt is best else ""
+        flags = f"; flagged: {'; '.join(attempt.flags)}" if attempt.flags else ""
+        said = f"correct{score}{mark}{flags}."
+    text = f"{head}: {said}{tried}"
+    return text if len(text) <= HISTORY_ITEM_CHARS else text[:HISTORY_ITEM_CHARS - 4] + " ..."
+
+
+HISTORY_ITEM_CHARS = 1200  # one earlier attempt's summary at most (a first sentence may run long)
 
 
 def wall_time_spent_text(wall_s: float, give_more: str) -> str:
