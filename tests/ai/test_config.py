@@ -31,6 +31,10 @@ def test_a_file_sets_the_model_the_local_server_and_the_policy(tmp_path):
     ('[ai]\noptimise_wall_time = true\n', ["[ai] optimise_wall_time must be str or int or float, not True"]),
     ('[ai]\noptimise_rounds = 0\n', ["[ai] optimise_rounds must be at least 1, not 0"]),
     ('[ai]\noptimise_rounds = "ten"\n', ["[ai] optimise_rounds must be int, not 'ten'"]),
+    ('[ai]\noptimise_request_timeout = "soon"\n', ["[ai] optimise_request_timeout: 'soon' is not a duration"]),
+    ('[ai]\noptimise_request_timeout = 0\n', ["[ai] optimise_request_timeout must be more than 0, not 0"]),
+    ('[ai]\noptimise_reply_tokens = 0\n', ["[ai] optimise_reply_tokens must be at least 1, not 0"]),
+    ('[ai]\noptimise_reply_tokens = "lots"\n', ["[ai] optimise_reply_tokens must be int, not 'lots'"]),
 ])
 def test_bad_files_name_the_file_the_key_and_the_fix(tmp_path, text, words):
     path = write(tmp_path, text)
@@ -47,6 +51,20 @@ def test_the_optimisers_default_budget_comes_from_ai_as_the_flags_write_it(tmp_p
     assert load_settings(write(tmp_path, '[ai]\noptimise_wall_time = "1h"\n')).optimise_wall_s == 3600.0
     assert load_settings(write(tmp_path, '[ai]\noptimise_wall_time = 45\n')).optimise_wall_s == 2700.0  # minutes
     assert load_settings(write(tmp_path, "[ai]\n")).optimise_wall_s is None  # the optimiser's own default
+
+
+def test_the_optimisers_wait_and_reply_cap_come_from_ai_and_never_change_the_hints(tmp_path):
+    from tutor.ai.config import OPTIMISE_REPLY_TOKENS, OPTIMISE_TIMEOUT
+
+    local = '[ai]\nmodel = "openai/qwen3"\napi_base = "http://127.0.0.1:8080/v1"\n'
+    s = load_settings(write(tmp_path, local + 'optimise_request_timeout = "45m"\noptimise_reply_tokens = 32768\n'))
+    assert (s.optimise_timeout, s.optimise_reply_tokens) == (2700.0, 32768)
+    o = s.for_optimiser()
+    assert (o.request_timeout, o.max_tokens) == (2700.0, 32768) and "optimise_request_timeout" in o.timeout_key
+    assert (s.request_timeout, s.max_tokens, s.timeout_key) == (300.0, 700, "timeout")  # a hint's, as before
+    assert load_settings(write(tmp_path, local + "optimise_request_timeout = 20\n")).optimise_timeout == 1200.0
+    plain = load_settings(write(tmp_path, local + "timeout = 5\n")).for_optimiser()  # the hints' wait is not its
+    assert (plain.request_timeout, plain.max_tokens) == (OPTIMISE_TIMEOUT, OPTIMISE_REPLY_TOKENS)
 
 
 def test_the_environment_variable_names_the_file_and_flags_override_it(tmp_path, monkeypatch):

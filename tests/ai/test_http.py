@@ -53,6 +53,25 @@ def test_a_reply_slower_than_the_timeout_is_a_timeout():
     assert caught.value.kind == "timeout", caught.value.message
 
 
+def test_the_optimisers_slow_reply_is_a_timeout_that_names_its_own_setting():
+    with ChatServer([("slow", 3.0, "late words here")]) as server:
+        with pytest.raises(AIError) as caught:
+            complete(settings(server, optimise_timeout=1).for_optimiser(), [{"role": "user", "content": "x"}])
+    assert caught.value.kind == "timeout"
+    assert "no answer within 1 s" in caught.value.message
+    assert "raise [ai] optimise_request_timeout (or --request-timeout)" in caught.value.message
+
+
+def test_a_reply_cap_asks_no_more_than_a_known_model_writes():
+    """gpt-4o-mini writes at most 16,384 tokens and its provider refuses a request for more; a model
+    litellm does not list (a server of one's own) is asked for what the settings say."""
+    with ChatServer(["ok", "ok"]) as server:
+        complete(AISettings(model="openai/gpt-4o-mini", api_base=server.url, timeout=10, max_tokens=100_000),
+                 [{"role": "user", "content": "x"}])
+        complete(settings(server, max_tokens=100_000), [{"role": "user", "content": "x"}])
+    assert [r["body"]["max_tokens"] for r in server.requests] == [16_384, 100_000]
+
+
 def test_a_server_that_is_not_running_is_unreachable():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -128,24 +128,26 @@ def test_extracting_the_candidate_and_durations():
         parse_duration("soon")
 
 
-def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "sk-loopback"):
+def optimise_over_http(tmp_path, replies: list, rounds: int, key: str | None = "sk-loopback", flags=(), config=""):
     """`gpu-tutor optimise reduce_sum` from the naive kernel, its model a loopback HTTP server that
     sends `replies`: (the finished process, the server, the starting file, the environment). With
-    `key` None no provider key is in the environment, as on a machine with only a local server."""
+    `key` None no provider key is in the environment, as on a machine with only a local server;
+    `flags` go on the command line, `config` is the settings file's text."""
     import os
 
     from loopback_llm import ChatServer
 
+    tmp_path.mkdir(parents=True, exist_ok=True)
     start = tmp_path / "naive.py"
     start.write_text(NAIVE)
     env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_AUTH_TOKEN"))}
     env.update({"GPU_TUTOR_DATA": str(tmp_path / "data"), "GPU_TUTOR_CONFIG": str(tmp_path / "none.toml")})
     if key is not None:
         env["OPENAI_API_KEY"] = key
-    (tmp_path / "none.toml").write_text("")
+    (tmp_path / "none.toml").write_text(config)
     with ChatServer(replies) as server:
         done = run_cli("optimise", "reduce_sum", str(start), "--model", "openai/tiny", "--api-base", server.url,
-                       "--rounds", str(rounds), "--backend", "sim", "--json", env=env, cwd=ROOT)
+                       "--rounds", str(rounds), "--backend", "sim", "--json", *flags, env=env, cwd=ROOT)
     return done, server, start, env
 
 
@@ -506,3 +508,39 @@ def test_a_function_added_to_the_simulator_is_offered_to_the_model(monkeypatch):
     runs, lacks = _runs_and_lacks(sim_support_text())
     assert "cuda.match_any_sync" in runs and "cuda.match_any_sync" not in lacks
     assert "cuda.reduce_add_sync" in runs
+
+
+def test_the_defaults_fit_a_reasoning_model_on_your_own_machine(scripted_session):
+    """Its first reply in the optimiser took 5.6 minutes: each call waits at least 15 minutes, asks
+    for replies of 16k tokens (it thinks before it writes; 4,000 cut it off), and the session's wall
+    time holds the default rounds of such replies, each with a verification of a minute."""
+    from tutor.ai.config import OPTIMISE_REPLY_TOKENS, OPTIMISE_TIMEOUT
+
+    _, _, requests = scripted_session
+    assert all(r["body"]["max_tokens"] == OPTIMISE_REPLY_TOKENS >= 16_000 for r in requests)
+    local = AISettings(model="openai/tiny", api_base="http://127.0.0.1:8080/v1").for_optimiser()
+    assert local.request_timeout == OPTIMISE_TIMEOUT >= 15 * 60
+    assert Budget().wall_s >= Budget().rounds * (5.6 * 60 + 60)
+
+
+def test_the_request_timeout_the_reply_cap_and_the_budget_are_flags_and_settings(tmp_path):
+    """Flags over the [ai] settings over the defaults, as the log's start record and the requests
+    the server saw tell; a reply slower than the setting's wait is a timeout that names the setting."""
+    said = "I would tile it in shared memory."
+    done, server, _, _ = optimise_over_http(
+        tmp_path / "flags", [said], 1, flags=("--request-timeout", "20m", "--reply-tokens", "20000", "--budget", "3h"),
+        config='[ai]\noptimise_request_timeout = "40m"\noptimise_reply_tokens = 30000\noptimise_wall_time = "4h"\n')
+    assert done.returncode == 1, done.stderr  # no code in the reply: nothing to keep
+    start, attempts = read_log(Path(json.loads(done.stdout)["log"]))
+    assert (start["request_timeout_s"], start["reply_tokens"], start["budget"]["wall_s"]) == (1200, 20000, 10800)
+    assert server.requests[0]["body"]["max_tokens"] == 20000 and attempts[0].code is None
+    done, server, _, _ = optimise_over_http(
+        tmp_path / "settings", [("slow", 3.0, said)], 1,
+        config='[ai]\noptimise_request_timeout = "1s"\noptimise_reply_tokens = 30000\noptimise_wall_time = 240\n')
+    start, attempts = read_log(Path(json.loads(done.stdout)["log"]))
+    assert (start["request_timeout_s"], start["reply_tokens"], start["budget"]["wall_s"]) == (1, 30000, 14400)
+    assert server.requests[0]["body"]["max_tokens"] == 30000
+    assert attempts[0].error_kind == "timeout" and "no answer within 1 s" in attempts[0].error
+    assert "raise [ai] optimise_request_timeout (or --request-timeout)" in attempts[0].error
+    done, _, _, _ = optimise_over_http(tmp_path / "bad", [], 1, flags=("--request-timeout", "soon"))
+    assert done.returncode == 2 and "--request-timeout: 'soon' is not a duration" in done.stderr

@@ -30,6 +30,23 @@ CONFIG_ENV = "GPU_TUTOR_CONFIG"
 PROVIDER_TIMEOUT = 60.0
 OWN_SERVER_TIMEOUT = 300.0
 
+OPTIMISE_TIMEOUT = 30 * 60.0
+"""The optimiser's wait for each piece of a model's reply, the first one included. A learner waits
+on a hint; nobody waits on an optimiser round, so this is set for the slowest model that is still
+useful: a reasoning model served on one's own machine. The first piece waits while the server reads
+a prompt of about 10,000 tokens and, on servers that send no part of the model's thinking, while it
+thinks: a whole reply of OPTIMISE_REPLY_TOKENS at 9 tokens a second is 30 minutes. A reasoning
+model's first reply in the optimiser took 5.6 minutes, past the 5 minutes a server of one's own gets
+for hints. A reply that keeps coming is never cut off; only silence this long is."""
+
+OPTIMISE_REPLY_TOKENS = 16_384
+"""The longest reply the optimiser asks for per candidate. A reasoning model thinks before it writes
+the module, and on most servers the thinking counts against this cap; a reply cut off before its
+```python block is a round with nothing to judge. At 4,000 tokens reasoning models ran out. 16,384
+leaves room for thinking and a module, and with the prompt (about 10,000 tokens) still fits a 32k
+context, which a local server (vLLM) refuses to exceed; it is also the most OpenAI's gpt-4o models
+write. Where litellm knows a model's own maximum reply, the request asks for no more (llm.py)."""
+
 EXAMPLE = """\
 # gpu-tutor settings. Keys never go here: litellm reads them from the provider's environment
 # variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), or name your own with api_key_env.
@@ -42,16 +59,20 @@ EXAMPLE = """\
 # offline = false                       # true: no network except a local api_base
 # timeout = 60        # seconds to wait for the next piece of a reply, the first one included
 #                     # (default 60; 300 for a server of your own, which reads a long prompt slowly)
-# max_tokens = 700
-# optimise_wall_time = "15m"            # the optimiser's default wall-clock budget (--budget overrides)
-# optimise_rounds = 10                  # the optimiser's default number of rounds (--rounds overrides)
+# max_tokens = 700                      # the longest hint reply
+# The optimiser (durations as "30m", "90s", "2h"; a bare number means minutes):
+# optimise_wall_time = "2h"             # the whole session's wall-clock budget (--budget overrides)
+# optimise_rounds = 10                  # the number of rounds (--rounds overrides)
+# optimise_request_timeout = "30m"      # the wait for each piece of a reply (--request-timeout overrides)
+# optimise_reply_tokens = 16384         # the longest reply per candidate, thinking included (--reply-tokens)
 
 [policy]
 # full_code_hints = false   # true lets a learner who asks twice past the last hint see full code
 """
 
 _AI_KEYS = {"model": str, "api_base": str, "api_key_env": str, "offline": bool, "timeout": (int, float),
-            "max_tokens": int, "optimise_wall_time": (str, int, float), "optimise_rounds": int}
+            "max_tokens": int, "optimise_wall_time": (str, int, float), "optimise_rounds": int,
+            "optimise_request_timeout": (str, int, float), "optimise_reply_tokens": int}
 _POLICY_KEYS = {"full_code_hints": bool}
 
 
@@ -71,6 +92,17 @@ class AISettings:
     source: str = "defaults"  # where the settings were read from, for `gpu-tutor doctor`
     optimise_wall_s: float | None = None   # None: the optimiser's own default budget
     optimise_rounds: int | None = None
+    optimise_timeout: float | None = None  # None: OPTIMISE_TIMEOUT
+    optimise_reply_tokens: int | None = None  # None: OPTIMISE_REPLY_TOKENS
+    timeout_key: str = "timeout"  # the setting a timeout's message tells the user to raise
+
+    def for_optimiser(self) -> AISettings:
+        """These settings as the optimiser's model calls use them: its own wait for each piece of a
+        reply and its own reply cap (OPTIMISE_TIMEOUT, OPTIMISE_REPLY_TOKENS), never the hints'."""
+        return dataclasses.replace(
+            self, timeout=self.optimise_timeout or OPTIMISE_TIMEOUT,
+            max_tokens=self.optimise_reply_tokens or OPTIMISE_REPLY_TOKENS,
+            timeout_key="optimise_request_timeout (or --request-timeout)")
 
     def with_overrides(self, *, model=None, api_base=None, offline=None) -> AISettings:
         changes = {k: v for k, v in (("model", model), ("api_base", api_base), ("offline", offline))
@@ -201,24 +233,30 @@ def settings_from_dict(raw: dict, where: str) -> AISettings:
     if values.get("max_tokens", 1) < 1:
         raise ConfigError(f"{where}: [ai] max_tokens must be at least 1")
     if "optimise_wall_time" in values:
-        values["optimise_wall_s"] = _wall_time(values.pop("optimise_wall_time"), where)
+        values["optimise_wall_s"] = _duration(values.pop("optimise_wall_time"), where)
+    if "optimise_request_timeout" in values:
+        values["optimise_timeout"] = _duration(values.pop("optimise_request_timeout"), where,
+                                                "optimise_request_timeout")
     if values.get("optimise_rounds", 1) < 1:
         raise ConfigError(f"{where}: [ai] optimise_rounds must be at least 1, not {values['optimise_rounds']}")
+    if values.get("optimise_reply_tokens", 1) < 1:
+        raise ConfigError(f"{where}: [ai] optimise_reply_tokens must be at least 1, not "
+                          f"{values['optimise_reply_tokens']}")
     values["full_code_hints"] = values.get("full_code_hints", False)
     return AISettings(**values)
 
 
-def _wall_time(value, where: str) -> float:
-    """Seconds from a duration the optimiser's flag would accept ("30m", "90s", "1h"); a bare
-    number means minutes, as it does for --budget."""
+def _duration(value, where: str, key: str = "optimise_wall_time") -> float:
+    """Seconds from a duration the optimiser's flags would accept ("30m", "90s", "1h"); a bare
+    number means minutes, as it does for --budget and --request-timeout."""
     from tutor.durations import parse_duration
 
     try:
         seconds = parse_duration(value if isinstance(value, str) else str(value))
     except ValueError as e:
-        raise ConfigError(f"{where}: [ai] optimise_wall_time: {e}") from None
+        raise ConfigError(f"{where}: [ai] {key}: {e}") from None
     if seconds <= 0:
-        raise ConfigError(f"{where}: [ai] optimise_wall_time must be more than 0, not {value!r}")
+        raise ConfigError(f"{where}: [ai] {key} must be more than 0, not {value!r}")
     return seconds
 
 

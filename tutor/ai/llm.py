@@ -94,7 +94,7 @@ class ChatStream:
         litellm = import_litellm()
         s = self.settings
         kwargs = {"model": s.model, "messages": self.messages, "stream": True, "timeout": s.request_timeout,
-                  "max_tokens": self.max_tokens, "num_retries": 0,
+                  "max_tokens": reply_cap(litellm, s.model, self.max_tokens), "num_retries": 0,
                   "stream_options": {"include_usage": True}}
         if s.api_base:
             kwargs["api_base"] = s.api_base
@@ -150,6 +150,16 @@ def complete(settings, messages, *, max_tokens=None, cancel=None, on_delta=None)
         if on_delta is not None:
             on_delta(delta)
     return stream
+
+
+def reply_cap(litellm, model: str, wanted: int) -> int:
+    """`wanted`, or the model's own largest reply where litellm's (local) price list knows it: a
+    provider refuses a request for more (gpt-4o-mini writes at most 16,384 tokens)."""
+    try:
+        most = (litellm.get_model_info(model) or {}).get("max_output_tokens")
+    except Exception:  # a model it does not list (a server of one's own): its server judges
+        return wanted
+    return min(wanted, most) if isinstance(most, int) and most > 0 else wanted
 
 
 def api_key_for(litellm, settings) -> str | None:
@@ -262,8 +272,8 @@ def explain(exc: BaseException, settings, *, placeholder: bool = False) -> AIErr
         return AIError("rate_limit", f"{model}: rate limited by the provider; wait a minute and ask again")
     if name == "Timeout" or "timed out" in lowered or "timeout" in name.lower():
         return AIError("timeout", f"{model}: no answer within {settings.request_timeout:g} s{where} (the wait for "
-                                  "each piece of the reply, the first one included); raise [ai] timeout or try a "
-                                  "smaller model")
+                                  f"each piece of the reply, the first one included); raise [ai] "
+                                  f"{settings.timeout_key} or try a smaller model")
     if name in ("APIConnectionError", "ServiceUnavailableError", "InternalServerError", "BadGatewayError") and \
             any(w in lowered for w in ("connect", "refused", "unreachable", "name or service", "resolve")):
         return AIError("unreachable", f"{model}: cannot reach the server{where} ({text[:120]}); is it running?")

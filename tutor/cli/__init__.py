@@ -127,8 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", nargs="?", help="the kernel to start from (yours, or the task's naive.py)")
     p.add_argument("--budget", default=None, metavar="TIME",
                    help="the wall-clock time for the whole session, model replies and verification included: "
-                        "15m, 90s, 1h (default: optimise_wall_time in the [ai] settings, else 15m); a round "
+                        "15m, 90s, 1h (default: optimise_wall_time in the [ai] settings, else 2h); a round "
                         "that has begun runs to its end")
+    p.add_argument("--request-timeout", dest="request_timeout", default=None, metavar="TIME",
+                   help="how long to wait for each piece of a model's reply, the first one included: 30m, 90s "
+                        "(default: optimise_request_timeout in the [ai] settings, else 30m, for a reasoning model "
+                        "on your own machine)")
+    p.add_argument("--reply-tokens", dest="reply_tokens", type=int, default=None, metavar="N",
+                   help="the longest reply per candidate, the model's thinking included on most servers (default: "
+                        "optimise_reply_tokens in the [ai] settings, else 16384)")
     p.add_argument("--rounds", type=int, default=None,
                    help="at most this many rounds (default: optimise_rounds in the [ai] settings, else 10)")
     p.add_argument("--target", dest="target_score", type=float, default=None,

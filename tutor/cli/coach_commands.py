@@ -54,7 +54,7 @@ def cmd_optimise(args) -> int:
     from ..engine.runner import default_backend
     from tutor.store import default_root
 
-    settings = settings_for(args)
+    settings = _optimise_settings(args, settings_for(args))
     backend = args.backend or default_backend(args.session)
     path = Path(args.file)
     if not path.is_file():
@@ -117,6 +117,27 @@ def cmd_optimise(args) -> int:
         print(terminal_safe(b.explanation))
     print(f"saved to {saved} (your file is unchanged)")
     return 0
+
+
+def _optimise_settings(args, settings):
+    """The flags --request-timeout and --reply-tokens over the [ai] settings' optimise_* keys."""
+    import dataclasses
+
+    from tutor.durations import parse_duration
+
+    changes = {}
+    if args.request_timeout is not None:
+        try:
+            changes["optimise_timeout"] = parse_duration(args.request_timeout)
+        except ValueError as e:
+            raise UsageError(f"--request-timeout: {e}") from None
+        if changes["optimise_timeout"] <= 0:
+            raise UsageError("--request-timeout must be more than 0 (e.g. --request-timeout 30m)")
+    if args.reply_tokens is not None:
+        if args.reply_tokens < 1:
+            raise UsageError(f"--reply-tokens must be at least 1, not {args.reply_tokens}")
+        changes["optimise_reply_tokens"] = args.reply_tokens
+    return dataclasses.replace(settings, **changes) if changes else settings
 
 
 def _optimise_budget(args, settings):

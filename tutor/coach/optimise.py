@@ -78,8 +78,17 @@ model with a 32k-token context room for its OPTIMISE_REPLY_TOKENS."""
 
 @dataclass
 class Budget:
+    """When a session stops: the first of these spent, or the target reached.
+
+    `wall_s`, two hours, fits the default rounds of a reasoning model served on one's own machine: its
+    first reply in the optimiser took 5.6 minutes, so a round (the reply, then a verification of
+    under a minute, five at most) takes 6 to 10 minutes, and ten of them take 60 to 100. At the
+    former 15 minutes such a model got three rounds. A fast hosted model ends its ten rounds long
+    before, so the longer budget costs it nothing; it is the guard against a model that is slower
+    still, and --budget or optimise_wall_time sets it."""
+
     rounds: int = 10
-    wall_s: float = 15 * 60.0
+    wall_s: float = 2 * 3600.0
     tokens: int | None = None
     cost_usd: float | None = None
     target: float | None = None     # stop once the best score reaches this
@@ -786,6 +795,7 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
     from tutor.ai.llm import AIError, Cancelled, ChatStream
 
     cancel = cancel or threading.Event()
+    settings = settings.for_optimiser()
     log = OptimiseLog(log_path)
     attempts: list[Attempt] = list(resume or [])
     best = None
@@ -795,7 +805,8 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
     started = time.monotonic()
     if not resume:
         log.write({"event": "start", "target": target.name, "kind": target.kind, "backend": target.backend,
-                   "model": settings.model, "budget": asdict(budget), "start_code": start_code,
+                   "model": settings.model, "budget": asdict(budget), "request_timeout_s": settings.request_timeout,
+                   "reply_tokens": settings.max_tokens, "start_code": start_code,
                    "start_code_hash": _hash(start_code)})
     device = device_text(target.backend)
     round_no = max((a.round for a in attempts), default=0)
@@ -814,7 +825,7 @@ def optimise(target, start_code: str, settings, budget: Budget, *, log_path: Pat
                 break
             stream = None
             try:
-                stream = ChatStream(settings, messages, cancel=cancel, max_tokens=max(settings.max_tokens, 4000))
+                stream = ChatStream(settings, messages, cancel=cancel)
                 for delta in stream:
                     on_event("delta", delta)
                 reply, error, error_kind = stream.text, None, None
