@@ -74,6 +74,7 @@ come whole (their code and the verifier's words), and the earlier rounds as summ
 while they fit. 4,000 tokens hold some 20 rejected rounds' summaries; with the task, the starting and
 best kernels and the last candidate, a prompt stays near 10,000 tokens, which leaves a reasoning
 model with a 32k-token context room for its OPTIMISE_REPLY_TOKENS."""
+HISTORY_ITEM_CHARS = 1200  # one earlier attempt's summary at most (a first sentence may run long)
 
 
 @dataclass
@@ -926,16 +927,19 @@ def last_candidate_lines(attempt: Attempt, best: Attempt | None, start_code: str
 def history_lines(attempts: list[Attempt], best: Attempt | None, kind: str,
                   tokens: int = HISTORY_TOKENS) -> list[str]:
     """The rounds before the last, newest first, one brief item each (what was tried, in the
-    model's words, and what the verifier said), as many as fit `tokens` (approx_tokens); a last
-    line says how many older ones were left out."""
+    model's words, and what the verifier said), as many as fit `tokens` (approx_tokens, a line's
+    end counted as one); a last line says how many older ones were left out."""
+    def left_out(n: int) -> str:
+        return f"- {n} earlier attempt(s) left out to keep this prompt short."
+
     lines, used = [], 0
     newest_first = sorted(attempts, key=lambda a: (a.round, a.sample), reverse=True)
     for n, a in enumerate(newest_first):
         item = history_item(a, best, kind)
-        left = len(newest_first) - n
-        note = f"- {left} earlier attempt(s) left out to keep this prompt short."
-        if used + approx_tokens(item) + approx_tokens(note) > tokens:
-            return lines + ([note] if approx_tokens(note) + used <= tokens else [])
+        older = len(newest_first) - n - 1
+        if used + approx_tokens(item) + 1 + (approx_tokens(left_out(older)) + 1 if older else 0) > tokens:
+            note = left_out(older + 1)
+            return lines + ([note] if used + approx_tokens(note) + 1 <= tokens else [])
         lines.append(item)
         used += approx_tokens(item) + 1
     return lines
@@ -955,7 +959,8 @@ def history_item(attempt: Attempt, best: Attempt | None, kind: str) -> str:
     if attempt.error:
         return f"{head}: the model call failed ({_trim(attempt.error, 200)})."
     if attempt.code is None:
-        return f"{head}: no ```python block with a complete module in the reply."
+        need = "`launch(out, *inputs)`" if kind == "task" else "`kernel(...)`"
+        return f"{head}: no ```python block with a complete module defining {need} in the reply."
     tried = _trim(attempt.explanation, 200)
     tried = f" It tried (your words): {tried}" if tried else ""
     if attempt.correct and attempt.unchecked and not attempt.failures:
@@ -973,9 +978,6 @@ def history_item(attempt: Attempt, best: Attempt | None, kind: str) -> str:
         said = f"correct{score}{mark}{flags}."
     text = f"{head}: {said}{tried}"
     return text if len(text) <= HISTORY_ITEM_CHARS else text[:HISTORY_ITEM_CHARS - 4] + " ..."
-
-
-HISTORY_ITEM_CHARS = 1200  # one earlier attempt's summary at most (a first sentence may run long)
 
 
 def wall_time_spent_text(wall_s: float, give_more: str) -> str:
