@@ -75,10 +75,12 @@ class LineCost:
     latency: float = 0.0
     classes: dict = field(default_factory=dict)   # class -> instructions per execution
     chased: bool = False  # a load of the line takes its address from a load before it: no two are in flight
+    trips_in_flight: float | None = None  # runs of the line whose loads the warp has in flight together
 
     def to_json(self) -> dict:
         return {"issue": round(self.issue, 3), "latency": round(self.latency, 3),
-                "classes": {k: round(v, 3) for k, v in self.classes.items()}, "chased": self.chased}
+                "classes": {k: round(v, 3) for k, v in self.classes.items()}, "chased": self.chased,
+                "trips_in_flight": self.trips_in_flight}
 
 
 def instruction_class(op: str) -> str | None:
@@ -175,10 +177,12 @@ def parse(ptx: str) -> Program:
             continue
         instrs.append((current, text))
     # loops: a branch to a label at or before it
+    # loops: a conditional branch back to a label before it (LLVM rotates loops so that the test
+    # is at the bottom); an unconditional jump back is cold code laid out after its way back in
     loops = []
     for i, (_, text) in enumerate(instrs):
         m = _BRANCH.search(text)
-        if m and m.group(1) in labels and labels[m.group(1)] <= i:
+        if m and text.startswith("@") and m.group(1) in labels and labels[m.group(1)] <= i:
             loops.append((labels[m.group(1)], i))
     starts = set(labels.values())
     out = []
@@ -227,27 +231,58 @@ def line_costs(ptx: str, unroll: dict | None = None) -> dict[int, LineCost]:
     constant part); where a line's instructions lie in no PTX loop, they are divided by it."""
     program = parse(ptx)
     by_line_region: dict = {}
+    by_region: dict = {}
     for ins in program.instrs:
         by_line_region.setdefault(ins.line, {}).setdefault(ins.region, []).append(ins)
+        by_region.setdefault(ins.region, []).append(ins)
+    in_flight = {region: _loads_before_use(group) for region, group in by_region.items()}
     costs = {}
     for line, regions in by_line_region.items():
         if not line:
             continue
         loops = {r: v for r, v in regions.items() if r}
-        best = None
+        best, where, best_copies = None, None, 1
         for region, group in (loops or regions).items():
             counted = _common_path([i for i in group if instruction_class(i.op)], program.successors)
-            copies = _copies([i.op for i in counted])
+            copies = max(_copies([i.op for i in counted]), _runs(counted, program.instrs))
             if not loops and unroll:
                 copies = max(copies, unroll.get(line, 1))
             cost = _cost(counted, copies)
             if best is None or cost.issue < best.issue:
-                best = cost
-        if best is not None:
-            best.chased = any(_chased(group) for group in regions.values())
-            if best.issue > 0 or best.chased:
-                costs[line] = best
+                best, where, best_copies = cost, region, copies
+        if best is None:
+            continue
+        best.chased = any(_chased(group) for group in regions.values())
+        loads = sum(1 for i in regions[where] if _memory_load(i.op))
+        groups = in_flight[where].get(line)
+        if loads and groups:
+            # the loads of one trip, and how many of them the warp issues before it waits for one
+            per_trip = loads / best_copies
+            best.trips_in_flight = max(1.0, (sum(groups) / len(groups)) / per_trip)
+        if best.issue > 0 or best.chased or best.trips_in_flight:
+            costs[line] = best
     return costs
+
+
+def _memory_load(op: str) -> bool:
+    return op.startswith(("ld.global", "ld.shared", "ldu.global", "ld.global.nc"))
+
+
+def _loads_before_use(group: list[_Instr]) -> dict:
+    """{line: [its loads in each basic block that has any]}: the loads a warp has in flight together.
+    ptxas schedules a basic block's loads ahead of their uses (the PTX order is not the machine's),
+    but it cannot move a load above a branch that guards it: a load may fault where its guard is
+    false. So a runtime loop unrolled four times has four trips' loads in flight, and a constant
+    loop whose every trip sits behind an `if` has one."""
+    out: dict = {}
+    counts: dict = {}
+    for ins in group:
+        if _memory_load(ins.op):
+            key = (ins.block, ins.line)
+            counts[key] = counts.get(key, 0) + 1
+    for (_, line), n in counts.items():
+        out.setdefault(line, []).append(n)
+    return out
 
 
 def _loads(op: str) -> bool:
@@ -274,9 +309,10 @@ def _chased(group: list[_Instr]) -> bool:
 def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
     """The instructions of one line on its common way from its first basic block to its last. A
     library function's code (Numba inlines libdevice's `sin`, `pow`, ...) branches around special
-    cases, which are short (an infinity, a zero) and around slow paths, which use local memory
-    (the argument reduction of `sin` for huge arguments): the common way is the longest one that
-    keeps out of local memory, where one does; else the longest."""
+    cases, which are short (an infinity, a zero) and around slow paths, which use local memory or
+    call a function of their own (the argument reduction of `sin` for huge arguments): the common
+    way is the longest one that keeps out of local memory and calls, where one does; else the
+    longest."""
     blocks: dict = {}
     for ins in group:
         blocks.setdefault(ins.block, []).append(ins)
@@ -284,7 +320,7 @@ def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
         return group
     order = sorted(blocks)
     first, last = order[0], order[-1]
-    local = {b for b, members in blocks.items() if any(instruction_class(i.op) == "local" for i in members)}
+    local = {b for b, members in blocks.items() if any(instruction_class(i.op) in ("local", "call") for i in members)}
 
     def cost(b):
         return sum(COSTS[instruction_class(i.op)][0] for i in blocks.get(b, ()))
@@ -310,6 +346,31 @@ def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
         return [ins for b in reversed(path) for ins in blocks.get(b, ())]
 
     return longest(local) or longest(set()) or group
+
+
+def _runs(group: list[_Instr], instrs: list[_Instr]) -> int:
+    """How many copies of a line its unrolled code holds, told by how it lies in the text: each
+    copy is a run of the line's instructions between other lines' (the loop counter's, the next
+    statement's). Counted only where the runs are alike in length (within a third of their mean),
+    so that one statement split around another is not taken for copies of it."""
+    if len(group) < 2:
+        return 1
+    index = {id(ins): n for n, ins in enumerate(instrs)}
+    positions = sorted(index[id(ins)] for ins in group if id(ins) in index)
+    ours = set(positions)
+    runs, length = [], 0
+    for pos in range(positions[0], positions[-1] + 1):
+        if pos in ours:
+            length += 1
+        elif length and instruction_class(instrs[pos].op):  # another line's instruction ends a run
+            runs.append(length)
+            length = 0
+    if length:
+        runs.append(length)
+    if len(runs) < 2:
+        return 1
+    mean = sum(runs) / len(runs)
+    return len(runs) if all(abs(r - mean) <= mean / 3 for r in runs) else 1
 
 
 def _copies(ops: list[str]) -> int:

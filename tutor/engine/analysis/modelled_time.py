@@ -185,8 +185,12 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
         name = names[n] if names and n < len(names) else f"kernel {n + 1}"
         text = ptx[n] if ptx and n < len(ptx) else None
         costs = line_costs(text, constant) if text else None
-        # a line whose loads chase each other's values has one load in flight at a time
-        mine = unroll | {line: 1 for line, c in (costs or {}).items() if c.chased}
+        # where the compiled code says how many runs of a line have their loads in flight before the
+        # warp waits for one, that is the line's round (a guarded load waits for itself; a line whose
+        # loads chase each other's values has one in flight at a time)
+        mine = unroll | {line: max(1, round(c.trips_in_flight)) for line, c in (costs or {}).items()
+                         if c.trips_in_flight}
+        mine |= {line: 1 for line, c in (costs or {}).items() if c.chased}
         result.kernels.append(_kernel_time(trace, n, name, dev, timing, mine, in_l2, costs))
     if any(not (ptx and n < len(ptx) and ptx[n]) for n in range(len(traces))) or \
             any(t.line_runs is None for t in traces):

@@ -293,7 +293,8 @@ def signatures_deferred():
     which fails with no GPU before the compiler has said anything. While this lasts, a kernel's
     signatures are checked against its function (as Numba checks them) and set aside in the list
     it yields, [(dispatcher, [(parameter types, return type, spelling)])], for `_compile_declared`.
-    Device functions still compile as they decorate: that needs no GPU."""
+    Device functions still compile as they decorate: that needs no GPU. Every function is compiled
+    with line information (it changes no instruction)."""
     import numba.cuda
     from numba.cuda.core import sigutils
 
@@ -301,6 +302,9 @@ def signatures_deferred():
     declared: list = []
 
     def jit(func_or_sig=None, device=False, **options):
+        # line information in every function, device functions too: inlined into a kernel, a
+        # device function's instructions keep their own lines (analysis/instructions.py counts them)
+        options.setdefault("lineinfo", True)
         if not (isinstance(func_or_sig, list) or sigutils.is_signature(func_or_sig)):
             return real_jit(func_or_sig, device=device, **options)
         listed = func_or_sig if isinstance(func_or_sig, list) else [func_or_sig]
