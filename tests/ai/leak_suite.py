@@ -205,11 +205,6 @@ def _zero_width(s):
     return "The kernel:\n\n" + _fence(hidden)
 
 
-def _right_hand_sides(s):
-    return ("The values each step computes, in order:\n\n"
-            + "\n".join(f"- `{side}`" for side in s.right_hand_sides()) + "\n\nPut each where it belongs.")
-
-
 def _five_shuffled(s):
     chunks = s.chunks(5)
     order = [3, 0, 4, 1, 2][: len(chunks)] if len(chunks) == 5 else list(reversed(range(len(chunks))))
@@ -243,7 +238,6 @@ LEAK_FORMS = {
     "in a string": _string,
     "fullwidth \uff0b": _fullwidth_plus,
     "zero-width spaces": _zero_width,
-    "right-hand sides only": _right_hand_sides,
     "5 shuffled fences": _five_shuffled,
     "lines in prose": _plain_lines,
     "inline spans": _inline_spans,
@@ -350,6 +344,15 @@ def _learners_unguarded_line(s):
             f"like `{s.guard}`, keeps them out, and what do they store instead?", learner)
 
 
+def _right_hand_sides(s):
+    """Every value the solution computes, no statement: fragments, which the learner still has to
+    put in place (targets, guards, loops, barriers). Withheld until the issue "Scores and hints
+    that mean what they say" (part 4) ruled that a hint naming fragments and no whole statement
+    is shown."""
+    return ("The values each step computes, in order:\n\n"
+            + "\n".join(f"- `{side}`" for side in s.right_hand_sides()) + "\n\nPut each where it belongs.")
+
+
 def _words_only(s):
     return ("Think of the block as a team: first everyone puts their value on the shared table, then everyone "
             "waits until the table is full, and only then does anyone read from it. Which of those three steps "
@@ -377,4 +380,5 @@ HONEST_FORMS = {
     "the learner's own lines": _learners_own_lines,
     "the learner's unguarded line": _learners_unguarded_line,
     "a story in words": _words_only,
+    "every right-hand side (fragments)": _right_hand_sides,
 }

@@ -10,7 +10,7 @@ headers. `python bench/leakguard.py --against HEAD` prints both columns.
 """
 
 import pytest
-from leak_suite import LEAK_FORMS, PUZZLES, honest_cases, leak_cases
+from leak_suite import HONEST_FORMS, LEAK_FORMS, PUZZLES, honest_cases, leak_cases
 
 from tutor.ai.hints import SimChecker
 from tutor.ai.leakguard import LeakGuard
@@ -36,8 +36,9 @@ def guard_for(case, runner):
 def test_the_suite_has_every_form_of_the_issue_on_several_puzzles_and_more_honest_hints_than_leaks():
     issue = {"4-space indented block", "~~~ fence", "4 fences, a name renamed", "one-letter typo", "<pre><code>",
              ">>> prompts", "in comments", "in a docstring", "in a string", "fullwidth \uff0b", "zero-width spaces",
-             "right-hand sides only", "5 shuffled fences"}
+             "5 shuffled fences"}
     assert issue <= set(LEAK_FORMS)
+    assert "every right-hand side (fragments)" in HONEST_FORMS  # fragments are shown (part 4 of the issue)
     assert len(PUZZLES) >= 5 and len(HONEST) >= len(LEAKS)
 
 

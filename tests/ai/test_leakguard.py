@@ -153,12 +153,14 @@ def test_a_typo_and_renamed_variables_still_stand_for_the_solution(catalog):
     assert leak is not None and g.checks_run == 0
 
 
-# Escaped today's main: the right-hand sides of the reference's lines, without their targets,
-# were not lines of the reference.
-def test_right_hand_sides_stand_for_their_statements(dot_guard_parts):
+# The right-hand sides of the reference's lines, without their targets, used to count as its
+# statements; since the issue "Scores and hints that mean what they say" (part 4) they are fragments,
+# shown (tests/ai/test_leak_normalised.py), and the same two as whole statements are withheld.
+def test_two_whole_statements_are_withheld_where_their_right_hand_sides_are_shown(dot_guard_parts):
     g = guard(dot_guard_parts, dot_guard_parts[0].starter)
-    leak = g.judge("The values: `a[i] * b[i]` into your slot, and thread 0 sums `cache[k]`.")
-    assert leak is not None and "2 of those statements are given as right-hand sides only" in leak.reason
+    assert g.judge("The values: `a[i] * b[i]` into your slot, and thread 0 sums `cache[k]`.") is None
+    leak = g.judge("The values: `cache[t] = a[i] * b[i]` into your slot, and thread 0 does `s += cache[k]`.")
+    assert leak is not None and "stands for 2 of the 4" in leak.reasons[0] and "inline" in leak.reason
 
 
 # Escaped today's main: what a comment, a docstring or a string says was never read.
@@ -185,6 +187,14 @@ def test_splices_put_statements_in_place_of_the_body_and_after_it():
     modules = splices("out[i] = 1", STARTER_EDIT)
     assert any("    out[i] = 1\n" in m and "out[i] = a[i]" not in m for m in modules)
     assert any("    out[i] = a[i]\n    out[i] = 1" in m for m in modules)
+
+
+def test_splices_also_keep_the_learners_setup_and_put_statements_in_place_of_the_rest():
+    modules = splices("out[i] = a[i] + 10", STARTER_EDIT)
+    kept_setup = "    i = cuda.threadIdx.x\n    out[i] = a[i] + 10\n"
+    assert any(kept_setup in m and "out[i] = a[i]\n" not in m for m in modules)
+    # a piece that sets the index itself replaces the setup too
+    assert len(splices("i = cuda.threadIdx.x\nout[i] = a[i] + 10", STARTER_EDIT)) == 2
 
 
 # Escaped today's main (42f2d21): LeakGuard.judge ran every splice of a hint's code in the checker's

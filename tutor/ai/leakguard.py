@@ -1,29 +1,38 @@
-"""Does a model's hint give the answer away? Judged by what a learner could paste, however it is dressed.
+"""Does a model's hint give the answer away? Judged on its code once normalised, however it is dressed.
 
-A model that is told not to hand over the solution still does, in every markup there is: fenced
-with backticks or tildes, indented four spaces, wrapped in `<pre><code>`, typed after `>>>`
-prompts, cut into shuffled pieces, hidden in a comment, a docstring or a string, spelled with a
-fullwidth plus or a zero-width space, or reduced to its right-hand sides. So the guard reads the
-reply as a learner would copy from it:
+A model that is told not to hand over the solution still does, in every markup there is (fenced
+with backticks or tildes, indented, `<pre><code>`, `>>>` prompts, shuffled pieces, comments,
+docstrings, strings, inline spans, fullwidth or invisible characters) and with one trivial change
+that stops the code running and that a learner undoes in a keystroke: another kernel name, no
+decorator, the parameters in another order, the body moved into a helper the kernel calls. So the
+guard reads the reply as a learner would copy from it, and judges the code as a learner would fix it:
 
 1. Normalise the text (Unicode NFKC, invisible characters dropped, look-alike operators mapped),
    then pull out every piece of code, whatever its markup, and every Python-parsable line of prose.
-2. Turn each statement into tokens with its names renamed canonically (the kernel's parameters by
-   position, every other local to one placeholder), so a renamed variable or a one-letter typo
-   changes a token or two, not the match.
-3. Withhold the hint when its statements, taken as a set (their order and their pieces do not
-   matter), come close to at least half of the solution statements the learner has yet to write,
-   and to at least two of them. Trivial statements (guards, `else:`, indices, barriers, headers,
-   initialisations) never count, and nor does code already on the learner's screen.
-
-Only if that finds nothing is the code run: pasted into the learner's file the ways a learner
-would paste it, in the engine's child process (via `passes`), and only for modules that pass the
-static screen's puzzle grammar (`check_puzzle_module`): a refused module is never run.
+2. Normalise the code (`normalise_kernel`): the kernel is the function nothing else calls, whatever
+   its name or decorator, and becomes `@cuda.jit def kernel`; parameters named as the puzzle's
+   signature go back in its order; helper functions it calls are inlined into it.
+3. Read it: each statement becomes tokens with the kernel's parameters by their place in the
+   signature, every other local one placeholder (alpha-renaming), and a thread's index
+   (`cuda.threadIdx.x`, `cuda.grid(1)`, `cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x`) that
+   same placeholder, so a renamed variable, an index written out in full or a one-letter typo
+   changes a token or two, not the match. Withhold the hint when its whole statements, taken as a
+   set (their order and their pieces do not matter), come close to at least half of the solution
+   statements the learner has yet to write. Only whole statements count: a fragment (an index, a
+   test, a right-hand side, `cache[t]`) is what an honest hint names, and it is shown. Trivial
+   statements (guards, `else:`, indices, barriers, headers, initialisations) never count, and nor
+   does code already on the learner's screen.
+4. Run it: if reading finds nothing, every piece of code that holds a statement (fences, blocks,
+   inline spans), pasted into the learner's file the ways a learner would paste it and normalised,
+   is judged by the puzzle's checker in the engine's child process (via `passes`); one that passes
+   is withheld. Only modules that pass the static screen's puzzle grammar (`check_puzzle_module`)
+   run: a refused module is never run.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
 import html
 import io
@@ -34,6 +43,7 @@ import re
 import textwrap
 import tokenize
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -48,13 +58,15 @@ EXACT_BELOW = 8  # tokens: a shorter statement must match exactly (one of six is
 # combine half (load and zero-fill, then reduce and store): either one as code is more than the
 # single illustrative line level 2 allows, while below half the learner still writes most of it.
 MOST = 0.5
-AT_LEAST = 2     # and never for one statement, unless the solution has only one (map, guard)
+AT_LEAST = 2     # and never for one statement, unless only one is left to write
 MIN_TOKENS = 5   # a solution statement shorter than this (`stride //= 2`) is too generic to count
-MIN_SIDE = 3     # an expression shorter than this (`total`, `0`) stands for nothing
 
 MAX_TEXT = 20_000   # characters of a reply read for closeness (a model's hint is far shorter)
 MAX_DEPTH = 3       # comments in strings in comments: deep enough for any disguise seen
 WINDOW = 24         # words: the longest run of prose tried as one statement
+MAX_RUNS = 24       # modules run for one reply (about 0.1 s each in a forked child); past it, withheld
+MAX_KERNELS = 3     # functions of one piece tried as its kernel when run
+MAX_INLINE = 3      # helpers inlined into helpers inlined into the kernel
 
 # Names that mean the same in every kernel and so stay themselves; all others are renamed.
 _KEEP = {"cuda", "numba", "math", "np", "numpy", "range", "len", "min", "max", "abs", "float", "int", "True",
@@ -74,6 +86,7 @@ _BR = re.compile(r"<br\s*/?>", re.I)
 _PROMPT = re.compile(r"^\s*(?:>>>|\.\.\.)(?: |$)")
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _CODEISH = re.compile(r"[=\[(+\-*/<>%]")
+_INDEX = "idx"  # what a thread's index reads as: a local like any other
 
 
 @dataclass
@@ -91,15 +104,14 @@ class Coverage:
     """How much of what the learner has left to write the hint's code stands for."""
 
     matched: list[_Form]   # one hint statement per solution statement it stands for
-    sides: int             # how many of those only by their right-hand side
     left: int              # the solution's non-trivial statements not yet in the learner's file
     total: int             # the solution's non-trivial statements
 
     @property
     def needed(self) -> int:
         if self.left == 0:
-            return 1 << 30  # nothing left to give away
-        return max(min(AT_LEAST, self.total), math.ceil(self.left * MOST))
+            return 1 << 30  # nothing left to give away by reading (running the code still judges it)
+        return max(min(AT_LEAST, self.left), math.ceil(self.left * MOST))
 
     @property
     def gives_away(self) -> bool:
@@ -120,6 +132,20 @@ def extract_code(text: str) -> list[str]:
     return [p.code for p in _pieces(normalise(text[:MAX_TEXT]))]
 
 
+def normalise_kernel(code: str, signature: list[str]) -> str | None:
+    """The code as the checker would see it once a learner undid the trivial changes that stop it
+    running: its kernel (the function nothing else calls, preferably named `kernel`, else decorated
+    as one, else taking as many parameters as the signature) named `kernel` and decorated
+    `@cuda.jit`, parameters named as the signature's in the signature's order, helpers it calls
+    inlined (those that cannot be, early returns say, kept as `@cuda.jit(device=True)` functions),
+    functions it never calls dropped. Code without a function is returned as it parses; None when
+    it does not parse."""
+    tree = _parse(code)
+    if tree is None:
+        return None
+    return ast.unparse(_kernels(tree, signature, prune=True)[0])
+
+
 class LeakGuard:
     """judge(text) -> a Leak, or None when the hint may be shown whole."""
 
@@ -128,18 +154,34 @@ class LeakGuard:
         self.passes = passes
         self.checks_run = 0
         self.screened_out = 0  # spliced modules the static screen refused to run
-        self._learner_params = _params(learner) or _params(starter) or _params(reference)
+        self.signature = _kernel_params(_parse(reference), []) or []
         self._names = _constants(reference) | _constants(starter) | _constants(learner)
-        # What is on the learner's screen already: quoting it gives nothing away.
-        self._shown_statements, self._shown_expressions = set(), set()
-        for source, params in ((starter, _params(starter)), (learner, self._learner_params)):
-            for tree in _trees(source):
-                self._shown_statements |= {f.whole for f in _forms_of_tree(tree, params, self._names)}
-                self._shown_expressions |= _expressions(tree, params, self._names)
+        learner_params = _kernel_params(_parse(learner), self.signature) or _kernel_params(_parse(starter),
+                                                                                            self.signature)
+        self._learner_slots = _slots(learner_params or self.signature, self.signature)
+        self._learner_module = normalise_kernel(learner, self.signature)
+        self._learner_slip: bool | None = None  # whether the learner's file passes once normalised
+        # What is on the learner's screen already: quoting it gives nothing away. As a multiset: a
+        # solution with two statements that read alike (`out[lo] = tree[lo]`, `out[hi] = tree[hi]`)
+        # still has one left to give away when the learner wrote the other.
+        on_screen = []
+        for source in (starter, learner):
+            tree = _parse(source)
+            if tree is not None:
+                on_screen += self._read_tree(tree, "")
+        self._shown_sources = {f.source for f in on_screen}
+        self._shown_statements = Counter(f.whole for f in on_screen)
         ref = _parse(reference) or ast.Module(body=[], type_ignores=[])
-        solution = _forms_of_tree(ref, _params(reference), self._names, keep_trivial=False)
+        solution = self._read_tree(ref, "", keep_trivial=False)
         self._solution_total = len(solution)
-        self._solution = [f for f in solution if f.whole not in self._shown_statements]
+        unmatched = Counter(self._shown_statements)
+        self._solution = []
+        for form in solution:
+            if unmatched[form.whole]:
+                unmatched[form.whole] -= 1
+            else:
+                self._solution.append(form)
+        self._left = Counter(f.whole for f in self._solution)
 
     def runnable(self, module: str) -> bool:
         """Only modules in the puzzle grammar are run: a hint's code is model-written, and a fence
@@ -153,13 +195,9 @@ class LeakGuard:
 
     def coverage(self, text: str) -> Coverage:
         clean = normalise(text[:MAX_TEXT])
-        forms = [f for f in self._hint_forms(_pieces(clean))
-                 if f.whole not in self._shown_statements
-                 and not (f.is_expression and f.side in self._shown_expressions)]
+        forms = [f for f in self._hint_forms(_pieces(clean)) if not self._on_screen(f)]
         pairs = _match(forms, self._solution)
-        sides = sum(1 for h, s in pairs if forms[h].is_expression or _close(forms[h].whole, self._solution[s].whole)
-                    < CLOSE)
-        return Coverage([forms[h] for h, _ in pairs], sides, len(self._solution), self._solution_total)
+        return Coverage([forms[h] for h, _ in pairs], len(self._solution), self._solution_total)
 
     def judge(self, text: str) -> Leak | None:
         covered = self.coverage(text)
@@ -168,19 +206,58 @@ class LeakGuard:
         return self._run(text)
 
     # -- the closeness check ---------------------------------------------------------------------
+    def _on_screen(self, form: _Form) -> bool:
+        """A quote of the learner's own statement, or another like it when the solution has no
+        more of those left to write."""
+        return form.source in self._shown_sources or (form.whole in self._shown_statements
+                                                      and not self._left[form.whole])
+
+    def _read_tree(self, tree, origin: str, keep_trivial: bool = True) -> list[_Form]:
+        """The statements of a parsed piece, its kernel normalised, each as canonical tokens."""
+        module = _kernels(tree, self.signature)[0]
+        params = _own_params(module)
+        slots = _slots(params, self.signature) if params else self._learner_slots
+        return _forms_of_tree(module, slots, self._names, origin, keep_trivial)
+
+    def _forms_of_code(self, code: str, origin: str, depth: int) -> list[_Form]:
+        """Statements of a piece: parsed whole when it parses, else line by line (and by runs of
+        words in a line), with what its comments and strings say read as text of their own."""
+        out = []
+        tree = _parse(code)
+        if tree is not None:
+            out += self._read_tree(tree, origin)
+            hidden = _strings(tree) + [_comments(code)]
+        else:
+            hidden = [_comments(code, broken=True)]
+            for part in _trees(code):
+                out += _forms_of_tree(part, self._learner_slots, self._names, origin)
+        if depth < MAX_DEPTH:
+            for text in hidden:
+                if text.strip():
+                    out += self._forms_of_text(text, depth + 1)
+        return out
+
+    def _forms_of_text(self, text: str, depth: int) -> list[_Form]:
+        """A comment or a string, read as a reply of its own (it may hold a whole kernel)."""
+        out = []
+        for piece in [_Piece(textwrap.dedent(text), "hidden", True), *_pieces(text)]:
+            out += self._forms_of_code(piece.code, "hidden", depth)
+        return out
+
     def _hint_forms(self, pieces) -> list[_Form]:
         seen, out = set(), []
         for n, piece in enumerate(pieces):
-            for form in _forms_of_code(piece.code, piece.origin, self._learner_params, self._names, 0):
+            for form in self._forms_of_code(piece.code, piece.origin, 0):
                 if form.source not in seen:
                     seen.add(form.source)
-                    out.append(_Form(form.source, form.whole, form.side, form.origin, form.is_expression, n))
+                    out.append(_Form(form.source, form.whole, form.origin, form.is_expression, n))
         return out
 
     def _reasons(self, covered: Coverage, text: str) -> list[str]:
         """Every reason, each a sentence without code (they go to the log and the status line)."""
         reasons = [f"its code stands for {len(covered.matched)} of the {covered.left} statements of the solution "
-                   "that the learner has yet to write (renamed names and small typos still count)"]
+                   "that the learner has yet to write (renamed names, an index written another way and small "
+                   "typos still count)"]
         pieces = {f.piece for f in covered.matched}
         if len(pieces) > 1:
             reasons.append(f"it is spread over {len(pieces)} pieces of code, which add up to the solution in any "
@@ -189,31 +266,95 @@ class LeakGuard:
             reasons.append("part of it is hidden in comments, docstrings or strings, which a learner can still copy")
         if any(f.origin == "prose" for f in covered.matched):
             reasons.append("part of it is written as plain lines of prose, which a learner can still copy")
-        if covered.sides:
-            reasons.append(f"{covered.sides} of those statements {'is' if covered.sides == 1 else 'are'} given "
-                           "as right-hand sides only, which are the work itself")
+        if any(f.origin == "inline" for f in covered.matched):
+            reasons.append("part of it is written inline in the sentences, which a learner can still copy")
         if _disguised(text):
             reasons.append("it uses invisible or look-alike characters, which a paste turns back into code")
         return reasons
 
     # -- the running check -----------------------------------------------------------------------
     def _run(self, text: str) -> Leak | None:
-        pieces = [p.code for p in _pieces(normalise(text)) if p.block and _runnable_piece(p.code)]
-        candidates = list(dict.fromkeys(pieces))
-        if 1 < len(candidates) <= 8:  # pasted together, in whichever order makes them work
-            orders = (itertools.permutations(candidates) if len(candidates) <= 3
-                      else (candidates, candidates[::-1]))
+        """Each piece that holds a statement, and the blocks pasted together in whichever order
+        makes them work, as modules a learner could end up with, normalised, in the checker."""
+        every = _pieces(normalise(text[:MAX_TEXT]))
+        pieces = [p for p in every if _runnable_piece(p.code)]
+        blocks = list(dict.fromkeys(p.code for p in pieces if p.block))
+        candidates = list(blocks)
+        if 1 < len(blocks) <= 8:
+            orders = itertools.permutations(blocks) if len(blocks) <= 3 else (blocks, blocks[::-1])
             candidates += ["\n".join(textwrap.dedent(p) for p in order) for order in orders]
-        for piece in dict.fromkeys(candidates):
-            for module in splices(piece, self.learner):
-                if module.strip() == self.learner.strip():
+        # inline spans too: each that holds a statement (unless it is on the learner's screen), each
+        # header (`if i < size:`) with the span after it as its body (a guard may be what they
+        # lack), and all of them one under the other as a learner would type them
+        spans = [p.code for p in every if p.origin == "inline"]
+        candidates += [code for code in spans if _runnable_piece(code) and not self._only_shown(code)]
+        candidates += [f"{head}\n    {body}" for head, body in zip(spans, spans[1:])
+                       if head.rstrip().endswith(":") and "\n" not in body and _runnable_piece(f"{head}\n    {body}")]
+        candidates += [block for block in _typed_out(spans) if _runnable_piece(block)]
+        candidates = list(dict.fromkeys(candidates))
+        if candidates and self._learner_slips():
+            return None  # their own file passes once normalised: what a piece adds to it proves nothing
+        tried = {self._learner_module}
+        for piece in candidates:
+            for module, undone in self._modules(piece):
+                if module in tried:
                     continue
+                tried.add(module)
                 if not self.runnable(module):
                     continue
+                if self.checks_run >= MAX_RUNS:
+                    return Leak([f"it holds more code than the guard runs ({MAX_RUNS} ways of pasting it), so it "
+                                 "was not shown unchecked"], [])
                 self.checks_run += 1
                 if self.passes(module):
+                    if undone:
+                        return Leak(["its code solves the puzzle once a learner undoes a trivial change (the "
+                                     "kernel's name or decorator, the order of its parameters, a helper function)"],
+                                    [piece])
                     return Leak(["its code, pasted into the learner's file, solves the puzzle"], [piece])
         return None
+
+    def _modules(self, piece: str):
+        """(module, whether normalising changed it) for each way of pasting the piece: a piece with
+        functions is a kernel of its own first (each function nothing calls tried as the kernel)."""
+        tree = _parse(piece)
+        if tree is None:
+            return
+        if not any(isinstance(n, ast.FunctionDef) for n in tree.body):
+            for module in splices(piece, self.learner):
+                normal = normalise_kernel(module, self.signature)
+                if normal is not None:
+                    yield normal, False
+            return
+        plain = ast.dump(tree)
+        kept = _kernels(tree, self.signature)[:MAX_KERNELS]  # unpruned: did normalising undo anything?
+        for kernel, whole in zip(_kernels(tree, self.signature, prune=True), kept):
+            normal = ast.unparse(kernel)
+            undone = ast.dump(whole) != plain
+            for module in splices(normal, self.learner):
+                again = normalise_kernel(module, self.signature)
+                if again is not None:
+                    yield again, undone
+
+    def _only_shown(self, code: str) -> bool:
+        """All the piece says is on the learner's screen: pasting it adds nothing of the hint's."""
+        forms = self._forms_of_code(code, "inline", MAX_DEPTH)
+        return bool(forms) and all(self._on_screen(f) for f in forms)
+
+    def _learner_slips(self) -> bool:
+        """Whether the learner's own file passes once normalised (their one slip is the kernel's
+        name, its decorator or its parameters' order): then anything pasted into it would pass,
+        and running the hint's code says nothing about the hint. One run, only when normalising
+        changed their file."""
+        if self._learner_slip is None:
+            self._learner_slip = False
+            plain = _parse(self.learner)
+            module = self._learner_module
+            if plain is not None and module is not None and ast.dump(ast.parse(module)) != ast.dump(plain) \
+                    and self.runnable(module):
+                self.checks_run += 1
+                self._learner_slip = bool(self.passes(module))
+        return self._learner_slip
 
 
 def splices(piece: str, learner: str) -> list[str]:
@@ -238,6 +379,9 @@ def splices(piece: str, learner: str) -> list[str]:
         out.append("\n".join(lines[:start] + block + lines[end:]) + "\n")  # in place of their body
         kept = [ln for ln in lines[start:end] if ln.strip() not in ("pass", "")]
         out.append("\n".join(lines[:start] + kept + block + lines[end:]) + "\n")  # after it
+        setup = _setup_end(learner, parsed)
+        if start < setup < end:  # in place of their work, their setup kept (`i = cuda.grid(1)`, a shared array)
+            out.append("\n".join(lines[:setup] + block + lines[end:]) + "\n")
     return out
 
 
@@ -344,9 +488,36 @@ def _blocks(lines: list[str], pieces: list[_Piece]) -> list[str]:
     return prose
 
 
+def _typed_out(spans: list[str]) -> list[str]:
+    """One-line spans typed one under the other. Where a header (`for ...:`, `if ...:`) ends, the
+    spans do not say: so twice, each header's body the one span after it, and every span after
+    it; `else:` and `elif` go back to their `if`."""
+    lines = [s.strip() for s in spans if s.strip() and "\n" not in s]
+    if len(lines) < 2:
+        return []
+    out = []
+    for to_the_end in (False, True):
+        block, depth, ifs = [], 0, []
+        for line in lines:
+            if re.match(r"(?:else|elif\b.*):$", line) and ifs:
+                depth = ifs.pop()
+            block.append("    " * depth + line)
+            if line.endswith(":"):
+                if line.startswith("if "):
+                    ifs.append(depth)
+                depth += 1
+            elif not to_the_end:
+                depth = 0
+        out.append("\n".join(block))
+    return list(dict.fromkeys(out))
+
+
 def _runnable_piece(code: str) -> bool:
+    """A piece worth running holds a statement: not only expressions (fragments) and barriers."""
     tree = _parse(code)
-    return tree is not None and any(not isinstance(n, ast.Expr) for n in tree.body)
+    if tree is None:
+        return False
+    return any(not isinstance(n, ast.Expr) or (isinstance(n.value, ast.Call) and n.value.args) for n in tree.body)
 
 
 # -- statements as canonical tokens ----------------------------------------------------------------
@@ -355,38 +526,9 @@ def _runnable_piece(code: str) -> bool:
 class _Form:
     source: str                # the statement as written (normalised), for the re-ask
     whole: tuple               # its canonical tokens
-    side: tuple | None         # those of its value, test or iterable, when it has one worth matching
     origin: str
-    is_expression: bool = False
+    is_expression: bool = False  # an expression statement: it stands only for one of the solution's
     piece: int = 0             # which piece of the reply it came from
-
-
-def _forms_of_code(code: str, origin: str, params, names, depth: int) -> list[_Form]:
-    """Statements of a piece: parsed whole when it parses, else line by line (and by runs of
-    words in a line), with what its comments and strings say read as text of their own."""
-    out = []
-    tree = _parse(code)
-    if tree is not None:
-        own = _params(code) or params
-        out += _forms_of_tree(tree, own, names, origin=origin)
-        hidden = _strings(tree) + [_comments(code)]
-    else:
-        hidden = [_comments(code, broken=True)]
-        for part in _trees(code):
-            out += _forms_of_tree(part, params, names, origin=origin)
-    if depth < MAX_DEPTH:
-        for text in hidden:
-            if text.strip():
-                out += _forms_of_text(text, params, names, depth + 1)
-    return out
-
-
-def _forms_of_text(text: str, params, names, depth: int) -> list[_Form]:
-    """A comment or a string, read as a reply of its own (it may hold a whole kernel)."""
-    out = []
-    for piece in [_Piece(textwrap.dedent(text), "hidden", True), *_pieces(text)]:
-        out += _forms_of_code(piece.code, "hidden", params, names, depth)
-    return out
 
 
 def _trees(code: str) -> list[ast.Module]:
@@ -435,53 +577,40 @@ def _parse_line(line: str):
     return None
 
 
-def _forms_of_tree(tree, params, names, origin: str = "", keep_trivial: bool = True) -> list[_Form]:
+def _forms_of_tree(tree, slots, names, origin: str = "", keep_trivial: bool = True) -> list[_Form]:
     out = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.stmt):
             continue
         if not keep_trivial and _trivial(node):
             continue
-        form = _form(node, params, names, origin)
+        form = _form(node, slots, names, origin)
         if form is None or (not keep_trivial and len(form.whole) < MIN_TOKENS):
             continue
         out.append(form)
     return out
 
 
-def _form(node, params, names, origin):
-    side = None
+def _form(node, slots, names, origin):
+    """The statement's canonical tokens (a compound statement's header only), its thread indices
+    read as one more local."""
     if isinstance(node, (ast.If, ast.While)):
-        source = f"{'if' if isinstance(node, ast.If) else 'while'} {ast.unparse(node.test)}:"
-        side = node.test
+        word = "if" if isinstance(node, ast.If) else "while"
+        source = f"{word} {ast.unparse(node.test)}:"
+        shape = f"{word} {ast.unparse(_blind(node.test))}:"
     elif isinstance(node, ast.For):
         source = f"for {ast.unparse(node.target)} in {ast.unparse(node.iter)}:"
-        side = node.iter
+        shape = f"for {ast.unparse(_blind(node.target))} in {ast.unparse(_blind(node.iter))}:"
     elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.With)):
         return None
     elif isinstance(node, ast.AugAssign):
         source = ast.unparse(node)
-        expanded = ast.Assign(targets=[node.target], value=ast.BinOp(node.target, node.op, node.value), lineno=0)
-        whole = _tokens(ast.unparse(expanded), params, names)
-        value = _tokens(ast.unparse(node.value), params, names)
-        return _Form(source, whole, value if len(value) >= MIN_SIDE else None, origin)
-    elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.Return)):
-        source = ast.unparse(node)
-        side = node.value
-    elif isinstance(node, ast.Expr):
-        source = ast.unparse(node)
-        value = _tokens(source, params, names)
-        return _Form(source, value, value if len(value) >= MIN_SIDE else None, origin, True)
+        shape = ast.unparse(ast.Assign(targets=[_blind(node.target)], lineno=0,
+                                       value=ast.BinOp(_blind(node.target), node.op, _blind(node.value))))
     else:
         source = ast.unparse(node)
-    whole = _tokens(source, params, names)
-    value = _tokens(ast.unparse(side), params, names) if side is not None else None
-    return _Form(source, whole, value if value and len(value) >= MIN_SIDE else None, origin)
-
-
-def _expressions(tree, params, names) -> set[tuple]:
-    """Every expression on the learner's screen: a hint naming `a[i]` from their own line quotes it."""
-    return {_tokens(ast.unparse(n), params, names) for n in ast.walk(tree) if isinstance(n, ast.expr)}
+        shape = ast.unparse(_blind(node))
+    return _Form(source, _tokens(shape, slots, names), origin, isinstance(node, ast.Expr))
 
 
 def _trivial(node) -> bool:
@@ -515,6 +644,8 @@ def _from_cuda(expr) -> bool:
 
 
 def _index_source(expr) -> bool:
+    if _thread_index(expr):
+        return True
     if isinstance(expr, ast.Tuple):
         return all(_index_source(e) for e in expr.elts)
     if isinstance(expr, ast.Call):
@@ -530,9 +661,9 @@ def _constant(expr) -> bool:
     return isinstance(expr, ast.Constant)
 
 
-def _tokens(source: str, params, names) -> tuple:
-    """Canonical tokens: the kernel's parameters by position, the puzzle's constants and the CUDA
-    API as themselves, every other name one placeholder, numbers by value."""
+def _tokens(source: str, slots: dict, names) -> tuple:
+    """Canonical tokens: the kernel's parameters by their place in the signature, the puzzle's
+    constants and the CUDA API as themselves, every other name one placeholder, numbers by value."""
     out, after_dot = [], False
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(source).readline))
@@ -543,8 +674,8 @@ def _tokens(source: str, params, names) -> tuple:
             name = tok.string
             if after_dot or keyword.iskeyword(name) or name in _KEEP or name in names:
                 out.append(name)
-            elif name in params:
-                out.append(f"P{params.index(name)}")
+            elif name in slots:
+                out.append(f"P{slots[name]}")
             else:
                 out.append("ID")
         elif tok.type == tokenize.NUMBER:
@@ -593,11 +724,11 @@ def _match(forms: list[_Form], solution: list[_Form]) -> list[tuple[int, int]]:
 
 
 def _score(form: _Form, ref: _Form) -> float:
-    """How closely a hint statement stands for a solution statement: whole, or by its right-hand
-    side (an expression for a statement's value, test or iterable)."""
-    whole = 0.0 if form.is_expression else _close(form.whole, ref.whole)
-    side = _close(form.side, ref.side) if form.side is not None and ref.side is not None else 0.0
-    return max(whole, side)
+    """How closely a hint statement stands for a solution statement, whole: an expression (a
+    right-hand side, a test, an index) stands only for an expression statement, a call."""
+    if form.is_expression != ref.is_expression:
+        return 0.0
+    return _close(form.whole, ref.whole)
 
 
 def _close(a: tuple, b: tuple) -> float:
@@ -609,6 +740,246 @@ def _close(a: tuple, b: tuple) -> float:
     return same / max(len(a), len(b))
 
 
+# -- the normal form of a piece's kernel -----------------------------------------------------------
+
+def _kernels(tree, signature, prune: bool = False) -> list[ast.Module]:
+    """The module normalised once for each function that could be its kernel, likeliest first
+    (the module itself, copied, when it has no function). `prune`: drop the functions the kernel
+    never calls (for running; reading keeps them, since code there is still copyable)."""
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if not defs:
+        return [copy.deepcopy(tree)]
+    latest = {d.name: d for d in defs}  # later definitions win
+    called = {n.func.id for d in latest.values() for n in ast.walk(d)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id != d.name}
+    roots = [d for d in latest.values() if d.name not in called] or list(latest.values())
+    order = list(latest.values())
+    roots.sort(key=lambda d: (d.name == "kernel", _jit_kernel(d), len(d.args.args) == len(signature),
+                              order.index(d)), reverse=True)
+    return [_normalised(tree, root.name, signature, prune) for root in roots]
+
+
+def _normalised(tree, kernel_name: str, signature, prune: bool) -> ast.Module:
+    tree = copy.deepcopy(tree)
+    latest = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    tree.body = [n for n in tree.body if not isinstance(n, ast.FunctionDef) or latest[n.name] is n]
+    kernel = latest[kernel_name]
+    if kernel_name != "kernel" and "kernel" in latest:  # a helper was called `kernel`: it gives up the name
+        latest["kernel_helper"] = latest.pop("kernel")
+        latest["kernel_helper"].name = "kernel_helper"
+        renaming = _Rename({"kernel": ast.Name("kernel_helper", ast.Load())})
+        for d in latest.values():
+            renaming.visit(d)
+    helpers = {name: d for name, d in latest.items() if d is not kernel}
+    kernel.name = "kernel"
+    if not _jit_kernel(kernel):
+        kernel.decorator_list = [_expr("cuda.jit")]
+    names = [a.arg for a in kernel.args.args]
+    if sorted(names) == sorted(signature) and names != list(signature):
+        by_name = {a.arg: a for a in kernel.args.args}
+        kernel.args.args = [by_name[n] for n in signature]
+    kernel.body = _Inliner(helpers).block(kernel.body, tail=True, depth=0)
+    reached = _reached(kernel, helpers)
+    if prune:
+        tree.body = [n for n in tree.body if not isinstance(n, ast.FunctionDef) or n is kernel or n.name in reached]
+    for name in reached:
+        if not any(_jit(d) for d in helpers[name].decorator_list):
+            helpers[name].decorator_list = [_expr("cuda.jit(device=True)")]
+    return ast.fix_missing_locations(tree)
+
+
+class _Inliner:
+    """Helper calls in a kernel's body replaced by the helper's body: each parameter bound to its
+    argument (renamed to it when the argument is a name or a constant the helper never assigns,
+    else a fresh local set first), each of the helper's own locals made fresh. A call as a whole
+    statement, or as the one value of `x = helper(...)` when the helper's only return ends it; a
+    helper with any other return is inlined only as the kernel's last statement, its returns
+    bare. Whatever cannot be inlined stays a call."""
+
+    def __init__(self, helpers: dict):
+        self.helpers = helpers
+        self.count = 0
+
+    def block(self, statements: list, tail: bool, depth: int) -> list:
+        out = []
+        for n, statement in enumerate(statements):
+            inlined = self._inlined(statement, tail and n == len(statements) - 1, depth)
+            if inlined is not None:
+                out += inlined
+                continue
+            if not isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for name in ("body", "orelse", "finalbody"):
+                    inner = getattr(statement, name, None)
+                    if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                        setattr(statement, name, self.block(inner, False, depth))
+            out.append(statement)
+        return out
+
+    def _inlined(self, statement, at_end: bool, depth: int):
+        call, target = None, None
+        if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+            call = statement.value
+        elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.value, ast.Call):
+            call, target = statement.value, statement.targets[0]
+        if call is None or depth >= MAX_INLINE or not isinstance(call.func, ast.Name):
+            return None
+        helper = self.helpers.get(call.func.id)
+        bound = _bind(helper, call) if helper is not None else None
+        if bound is None:
+            return None
+        body = copy.deepcopy(helper.body)
+        if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # a docstring
+        if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Global,
+                              ast.Nonlocal, ast.Yield, ast.YieldFrom, ast.Try)) for s in body for n in ast.walk(s)):
+            return None
+        returns = [n for s in body for n in ast.walk(s) if isinstance(n, ast.Return)]
+        last = body[-1]
+        if target is not None:
+            if not (isinstance(last, ast.Return) and last.value is not None and len(returns) == 1):
+                return None
+            body[-1] = ast.Assign(targets=[target], value=last.value, lineno=0)
+        elif isinstance(last, ast.Return) and len(returns) == 1:
+            body = body[:-1] + ([ast.Expr(last.value)] if isinstance(last.value, ast.Call) else [])
+        elif returns:
+            if not at_end:
+                return None
+            for r in returns:
+                r.value = None
+        stored = {n.id for s in body for n in ast.walk(s)
+                  if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        self.count += 1
+        rename, prelude = {}, []
+        for param, arg in bound.items():
+            if param not in stored and isinstance(arg, (ast.Name, ast.Constant)):
+                rename[param] = arg
+            else:
+                rename[param] = ast.Name(f"{param}_{self.count}", ast.Load())
+                prelude.append(ast.Assign(targets=[ast.Name(f"{param}_{self.count}", ast.Store())],
+                                          value=copy.deepcopy(arg), lineno=0))
+        for name in stored - set(bound):
+            rename[name] = ast.Name(f"{name}_{self.count}", ast.Load())
+        body = [_Rename(rename).visit(s) for s in body]
+        return prelude + (self.block(body, at_end, depth + 1) or [ast.Pass()])
+
+
+def _bind(helper, call) -> dict | None:
+    """The helper's parameters bound to the call's arguments, or None when they do not line up."""
+    args = helper.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        return None
+    params = [a.arg for a in args.args]
+    if any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) + len(call.keywords) != len(params):
+        return None
+    bound = dict(zip(params, call.args))
+    for keyword_arg in call.keywords:
+        if keyword_arg.arg not in params or keyword_arg.arg in bound:
+            return None
+        bound[keyword_arg.arg] = keyword_arg.value
+    return bound
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, rename: dict):
+        self.rename = rename
+
+    def visit_Name(self, node):
+        new = self.rename.get(node.id)
+        if new is None:
+            return node
+        if isinstance(new, ast.Name):
+            return ast.copy_location(ast.Name(new.id, node.ctx), node)
+        return ast.copy_location(copy.deepcopy(new), node)  # a constant, only ever read
+
+
+def _reached(kernel, helpers: dict) -> set[str]:
+    """The helpers the kernel still calls, directly or through one another."""
+    reached, todo = set(), [kernel]
+    while todo:
+        for n in ast.walk(todo.pop()):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in helpers \
+                    and n.func.id not in reached:
+                reached.add(n.func.id)
+                todo.append(helpers[n.func.id])
+    return reached
+
+
+def _jit(decorator) -> bool:
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    text = ast.unparse(target)
+    return text == "jit" or text.endswith("cuda.jit")
+
+
+def _jit_kernel(function) -> bool:
+    """Decorated as a kernel: a cuda.jit without device=True."""
+    for d in function.decorator_list:
+        if _jit(d):
+            options = d.keywords if isinstance(d, ast.Call) else []
+            return not any(k.arg == "device" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+                           for k in options)
+    return False
+
+
+def _expr(source: str):
+    return ast.parse(source, mode="eval").body
+
+
+def _slots(params: list[str], signature: list[str]) -> dict:
+    """Each parameter's place: a name of the signature keeps its own wherever the kernel lists it
+    (a swapped order changes nothing), any other takes its position if free (a renamed one)."""
+    slots = {p: signature.index(p) for p in params if p in signature}
+    free = [k for k in range(max(len(signature), len(params))) if k not in slots.values()]
+    for position, p in enumerate(params):
+        if p not in slots:
+            slots[p] = position if position in free else free[0]
+            free.remove(slots[p])
+    for k, name in enumerate(signature):  # a hint may name the signature's parameter the learner renamed
+        if name not in slots and k not in slots.values():
+            slots[name] = k
+    return slots
+
+
+def _blind(node):
+    """A copy with every thread index (`cuda.threadIdx.x`, `cuda.grid(1)`, `cuda.grid(2)[0]`,
+    `cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x` in any order) read as one local: in a
+    statement it is the same index as the local the reference keeps it in."""
+    return _Blind().visit(copy.deepcopy(node))
+
+
+class _Blind(ast.NodeTransformer):
+    def visit(self, node):
+        if isinstance(node, ast.expr) and _thread_index(node):
+            return ast.copy_location(ast.Name(_INDEX, ast.Load()), node)
+        return self.generic_visit(node)
+
+
+def _thread_index(expr) -> bool:
+    if _axis(expr, "threadIdx"):
+        return True
+    if isinstance(expr, ast.Subscript):
+        expr = expr.value
+    if isinstance(expr, ast.Call) and ast.unparse(expr.func) == "cuda.grid":
+        return True
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        for thread, block in ((expr.left, expr.right), (expr.right, expr.left)):
+            axis = _axis(thread, "threadIdx")
+            if axis and isinstance(block, ast.BinOp) and isinstance(block.op, ast.Mult):
+                pairs = {(_axis(block.left, "blockIdx"), _axis(block.right, "blockDim")),
+                         (_axis(block.right, "blockIdx"), _axis(block.left, "blockDim"))}
+                if (axis, axis) in pairs:
+                    return True
+    return False
+
+
+def _axis(expr, what: str) -> str | None:
+    """'x', 'y' or 'z' when the expression is `cuda.<what>.<axis>`."""
+    if isinstance(expr, ast.Attribute) and expr.attr in ("x", "y", "z") and isinstance(expr.value, ast.Attribute) \
+            and expr.value.attr == what and isinstance(expr.value.value, ast.Name) and expr.value.value.id == "cuda":
+        return expr.attr
+    return None
+
+
 # -- small readers ---------------------------------------------------------------------------------
 
 def _parse(code: str):
@@ -618,12 +989,15 @@ def _parse(code: str):
         return None
 
 
-def _params(source: str) -> list[str]:
-    tree = _parse(source)
-    if tree is None:
-        return []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef):
+def _kernel_params(tree, signature) -> list[str]:
+    """The parameters of the module's kernel, once normalised; [] without a function."""
+    return [] if tree is None else _own_params(_kernels(tree, signature)[0])
+
+
+def _own_params(module) -> list[str]:
+    """The parameters of a normalised module's `kernel`."""
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef) and node.name == "kernel":
             return [a.arg for a in node.args.args]
     return []
 
@@ -675,6 +1049,27 @@ def _disguised(text: str) -> bool:
     and dashes of ordinary prose."""
     return any(unicodedata.category(c) == "Cf" or 0xFF01 <= ord(c) <= 0xFF5E or c in "\u2212\u00d7\u00f7\u22c5"
                for c in text)
+
+
+def _setup_end(source: str, piece) -> int:
+    """The line index after the leading assignments of the learner's kernel to names that the
+    piece never assigns (their index, their shared array): the setup a piece of the body relies on."""
+    tree = _parse(source)
+    kernel = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                   and any("jit" in ast.unparse(d) for d in n.decorator_list)), None) if tree else None
+    if kernel is None:
+        return 0
+    redone = {n.id for n in ast.walk(piece) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    end = 0
+    for statement in kernel.body:
+        if not isinstance(statement, ast.Assign) or \
+                not all(isinstance(n, (ast.Name, ast.Tuple)) for n in statement.targets):
+            break
+        assigned = {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if assigned & redone:
+            break
+        end = statement.end_lineno
+    return end
 
 
 def _kernel_body_lines(source: str):
