@@ -283,14 +283,14 @@ class LeakGuard:
         if 1 < len(blocks) <= 8:
             orders = itertools.permutations(blocks) if len(blocks) <= 3 else (blocks, blocks[::-1])
             candidates += ["\n".join(textwrap.dedent(p) for p in order) for order in orders]
-        # inline spans too: each that holds a statement (unless it is on the learner's screen), each
-        # header (`if i < size:`) with the span after it as its body (a guard may be what they
-        # lack), and all of them one under the other as a learner would type them
+        # inline spans too: each header (`if i < size:`) with the span after it as its body (a
+        # guard may be all they lack), all of them one under the other as a learner would type
+        # them, and each span that holds a statement (unless it is on the learner's screen)
         spans = [p.code for p in every if p.origin == "inline"]
-        candidates += [code for code in spans if _runnable_piece(code) and not self._only_shown(code)]
         candidates += [f"{head}\n    {body}" for head, body in zip(spans, spans[1:])
                        if head.rstrip().endswith(":") and "\n" not in body and _runnable_piece(f"{head}\n    {body}")]
         candidates += [block for block in _typed_out(spans) if _runnable_piece(block)]
+        candidates += [code for code in spans if _runnable_piece(code) and not self._only_shown(code)]
         candidates = list(dict.fromkeys(candidates))
         if candidates and self._learner_slips():
             return None  # their own file passes once normalised: what a piece adds to it proves nothing
