@@ -185,3 +185,17 @@ def launch(out, x):
     assert chased.kernels[0].rounds >= 64
     assert independent.kernels[0].rounds < 8
     assert chased.seconds > 1.5 * independent.seconds
+
+
+@needs_compiler
+def test_a_chain_written_over_several_lines_is_counted_once_per_run():
+    # the compiler's line information and Python's line events name different lines of one
+    # statement; a chain split over lines must cost the same as on one line
+    # (on one line per line, the sine's line ran no Python line event and cost nothing: 101 us
+    # against the one-line statement's 168 us)
+    chain = CHAIN.replace("STEPS", "2000")
+    one = chain.replace("            z = math.sin(z)", "            z = (0.0 + math.sin(z) * 1.0)")
+    split = chain.replace("            z = math.sin(z)", "            z = (0.0 +\n                math.sin(z) *\n                1.0)")
+    a, _ = model(one)
+    b, _ = model(split)
+    assert b.seconds == pytest.approx(a.seconds, rel=0.02)

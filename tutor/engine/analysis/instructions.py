@@ -225,11 +225,15 @@ def parse(ptx: str) -> Program:
     return Program(out, resolved)
 
 
-def line_costs(ptx: str, unroll: dict | None = None) -> dict[int, LineCost]:
+def line_costs(ptx: str, unroll: dict | None = None, statements: dict | None = None) -> dict[int, LineCost]:
     """{source line: its cost per execution by one warp}, from the kernel's PTX. `unroll`:
     {line: constant trips its loops are unrolled into straight code} (modelled_time.unroll_factors'
-    constant part); where a line's instructions lie in no PTX loop, they are divided by it."""
+    constant part); where a line's instructions lie in no PTX loop, they are divided by it.
+    `statements`: {line: first line of its statement} (sim/linecounts.statement_lines): a
+    statement's instructions are counted on its first line, where its runs are counted."""
     program = parse(ptx)
+    for ins in program.instrs:
+        ins.line = (statements or {}).get(ins.line, ins.line)
     by_line_region: dict = {}
     by_region: dict = {}
     for ins in program.instrs:

@@ -181,10 +181,13 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
     in_l2: set = set()
     result = ModelledTime(dev.name)
     constant = constant_unrolls(source, timing) if source else {}
+    from ..sim.linecounts import statement_lines
+
+    statements = statement_lines(source) if source else {}
     for n, trace in enumerate(traces):
         name = names[n] if names and n < len(names) else f"kernel {n + 1}"
         text = ptx[n] if ptx and n < len(ptx) else None
-        costs = line_costs(text, constant) if text else None
+        costs = line_costs(text, constant, statements) if text else None
         # where the compiled code says how many runs of a line have their loads in flight before the
         # warp waits for one, that is the line's round (a guarded load waits for itself; a line whose
         # loads chase each other's values has one in flight at a time)

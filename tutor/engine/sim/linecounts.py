@@ -20,6 +20,29 @@ import sys
 from collections import defaultdict
 
 
+def statement_lines(source: str) -> dict[int, int]:
+    """{line: the first line of the statement it belongs to}, for the lines of statements that
+    span several (a compound statement's header only: its body's statements are their own). The
+    compiler's line information and Python's line events both name lines inside a statement, and
+    not always the same ones: both are counted by statement."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    out: dict = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+            last = body[0].lineno - 1  # a header: from its first line to the line before its body
+        else:
+            last = node.end_lineno or node.lineno
+        for line in range(node.lineno, last + 1):
+            out[line] = node.lineno
+    return {line: first for line, first in out.items() if line != first}
+
+
 def loop_anchors(source: str) -> dict[int, tuple]:
     """{line: the loop headers whose counts say which run of it this is}: every loop around the
     line, outermost first (a loop header is one of its own), or the line itself for a line outside
@@ -55,10 +78,12 @@ class LineRuns:
         self.cuda = cuda
         self.filename = filename
         self.anchors = loop_anchors(source)
+        self.statements = statement_lines(source)
         self.lines: set[int] = set()
 
     def __enter__(self):
         cuda, filename, anchors, lines = self.cuda, self.filename, self.anchors, self.lines
+        first_line = self.statements
         counts: dict = defaultdict(int)      # (tid, loop header or line) -> runs so far
         state = {"launch": None, "runs": None, "tpb": 1}
 
@@ -76,6 +101,8 @@ class LineRuns:
                     return on_line
                 line = frame.f_lineno
                 lines.add(line)
+                if line in first_line:  # a later line of a statement that spans several: its run is counted
+                    return on_line
                 launch = cuda.launch
                 if launch is None or not getattr(launch, "running", False):
                     return on_line
