@@ -1,44 +1,57 @@
-"""A modelled GPU time for a traced launch, worked out from the simulator's trace for a named device.
+"""A modelled GPU time for a traced launch, worked out from the simulator's trace and the
+compiled kernel for a named device.
 
 This is a model, not a measurement. The simulator has no clock. What it does know is every
 memory request each warp made, in program order, and which sectors, lines and banks each one
-touched (counters.py). At small shapes a real GPU is held up by latency, not bandwidth: a warp
-waits for each load it depends on, and each kernel launch costs microseconds. Bytes over
-bandwidth would say nanoseconds. So the model adds both sides up, kernel by kernel:
+touched (counters.py); how many times each warp ran each source line (sim/linecounts.py); and,
+from Numba's real compile, which instructions each line became (instructions.py). At small shapes
+a real GPU is held up by latency, not bandwidth: a warp waits for each load it depends on and for
+each dependent instruction, and each kernel launch costs microseconds. So the model adds both
+sides up, kernel by kernel:
 
     t(kernel) = launch + max(blocks, DRAM bytes / bandwidth, same-address atomics x one atomic)
 
   blocks    the blocks run in waves of (SMs x resident blocks per SM) (occupancy from
-            device_model). A wave lasts as long as its slowest block's latency chain, or as
-            long as its busiest SM's memory pipe, whichever is longer. The pipe serves one
-            wavefront per cycle: one per 128-byte line a global request touches, one per
-            shared wavefront (bank conflicts add more).
+            device_model). A wave lasts as long as its slowest block's latency chain, its busiest
+            SM's memory pipe, or its busiest SM's instruction issue, whichever is longest. The
+            pipe serves one wavefront per cycle: one per 128-byte line a global request touches,
+            one per shared wavefront (bank conflicts add more).
   chain     the sum, phase by phase (block barriers split a block into phases), of the slowest
-            warp's rounds of loads, plus one barrier cost per barrier. A round is the set of loads
-            a warp has in flight together. All the loads of one trip of an unrolled loop are one
-            round: Numba's LLVM unrolls a loop of constant trip count fully, and a loop whose trip
-            count is only known at run time about four times (see `unroll_factors`). A store ends
-            the round of loads of its own space (global or shared): it waits for the value it
-            writes, and no later load of that space moves above it. A round lasts as long as the
-            deepest memory level it reaches, plus one cycle for each wavefront after the first.
-            The levels: DRAM for a sector nothing has touched yet (the timer flushes L2 before
-            every run), L2 for a sector an earlier kernel or an earlier wave touched, L1 for a
-            sector this block loaded in an earlier round, and shared memory.
+            warp's rounds of loads, plus one barrier cost per barrier, plus the slowest warp's
+            dependent instructions: each run of a line costs the longest chain of dependent
+            instructions in the line's compiled code (a loop's trips wait on one another: a GPU
+            issues a warp's instructions in order). A round is the set of loads a warp has in
+            flight together: the loads of one basic block of the compiled code (ptxas moves a
+            block's loads ahead of their uses, never above the branch that guards them), so an
+            unrolled loop's trips are one round unless each sits behind an `if`; without the
+            compiled code, as LLVM unrolls (`unroll_factors`). A line whose load takes its address
+            from a value a load of the same line read (a pointer chase) has one load per round.
+            A store ends the round of loads of its own space (global or shared): it waits for
+            the value it writes, and no later load of that space moves above it. A round lasts as
+            long as the deepest memory level it reaches, plus one cycle for each wavefront after
+            the first. The levels: DRAM for a sector nothing has touched yet (the timer flushes L2
+            before every run), L2 for a sector an earlier kernel or an earlier wave touched, L1
+            for a sector this block loaded in an earlier round, and shared memory.
+  issue     each SM's four schedulers issue one warp instruction per cycle between them, at the
+            rate of the unit each instruction needs (instructions.COSTS): the instructions of each
+            line times the runs each warp made of it. A warp whose lanes took different branches,
+            or ran a line at different trips of a loop, runs each path one after another.
   DRAM      each sector the launch sequence touches, counted once: L2 (50 MB on an H200) holds
             the whole working set at the shapes the coach scores.
   atomics   atomics on one address are done one after another at the L2.
 
-What it leaves out, on purpose: arithmetic and instruction issue (the trace records memory
-accesses, not instructions), registers and local memory, cache capacity and eviction (caches are
-taken as large enough), TLB misses, clocks dropping under load, loads whose address comes from
-another load in the same round (taken as independent), and scratch buffers from one kernel to the
-next (the trace does not say which buffer a scratch argument is, so its first touch in each kernel
-counts as DRAM). Stores and atomics do not wait for memory; they use the pipe and bandwidth, and
-end the round of loads before them.
+What it leaves out, on purpose: registers and occupancy limits other than threads and shared
+memory, cache capacity and eviction (caches are taken as large enough), TLB misses, clocks
+dropping under load, how often a branch inside a line's own code is taken (a library function's
+common path is counted: instructions.py), and scratch buffers from one kernel to the next (the
+trace does not say which buffer a scratch argument is, so its first touch in each kernel counts
+as DRAM). Stores and atomics do not wait for memory; they use the pipe and bandwidth, and end the
+round of loads before them.
 
-The figures (`TIMINGS`) are chosen in advance from published numbers for the H200/Hopper. None of
-them is fitted to our measurements. bench/modelled_time.py compares the model's ranking of kernels
-with times measured on the H200.
+The figures (`TIMINGS`, instructions.COSTS) are chosen in advance from published numbers for the
+H200/Hopper. None of them is fitted to our measurements. bench/modelled_time.py compares the
+model's ranking of kernels with times measured on a GPU, over the tasks' kernels and kernels
+written to stress the model (tests/coach/calibration/), and writes kernels/calibration.json.
 """
 
 from __future__ import annotations
