@@ -4,9 +4,9 @@ A GPU executes a warp's 32 lanes together: one memory instruction of a warp is o
 the hardware serves it in 32-byte sectors (global memory) or in wavefronts over 32 banks of 4
 bytes (shared memory). The trace holds every lane's access, so the same counts follow from it.
 A warp's request is its lanes' accesses made by the same source line, to the same array, with the
-same operation, in the same barrier phase, at the same count of executions of that line in that
-phase: the k-th time each lane ran the line since the last barrier, as lockstep execution would
-have them together. Lanes that skipped the line (a branch) are not in its request, which is what
+same operation, in the same barrier phase and warp phase, at the same count of executions of that
+line there: the k-th time each lane ran the line since the last barrier and syncwarp, as lockstep
+execution would have them together. Lanes that skipped the line (a branch) are not in its request, which is what
 divergence costs; lanes that ran it in different barrier phases ran it in different instructions.
 Beside the requests, the launch's totals against what its data needs (Counters.needed_*): the
 sectors that hold the global elements it loaded and stored, and the wavefronts its shared accesses
@@ -266,7 +266,7 @@ def count(trace: Trace, source: str | None = None) -> Counters:
     arrays = trace.arrays
     lines: dict = {}
     needs = _Needs()
-    for (block, warp, line, op, aid, phase, _), accesses in requests(trace, source).items():
+    for (block, warp, line, op, aid, phase, _, _), accesses in requests(trace, source).items():
         info = arrays[aid]
         c = lines.get((line, info.space, op, info.name))
         if c is None:
@@ -285,8 +285,8 @@ def count(trace: Trace, source: str | None = None) -> Counters:
 
 def requests(trace: Trace, source: str | None = None) -> dict:
     """Every warp request of the launch, in the order of its first access:
-    (block, warp, line, kind, aid, phase, k) -> [(lane, flat index)], k counting each lane's runs of
-    the line within the barrier phase."""
+    (block, warp, line, kind, aid, phase, wphase, k) -> [(lane, flat index)], k counting each lane's
+    runs of the line within the barrier phase and the warp phase (the syncwarps it has passed)."""
     arrays = trace.arrays
     same = _one_store_for_both_branches(source) if source else {}
     tpb = trace.threads_per_block
@@ -294,17 +294,20 @@ def requests(trace: Trace, source: str | None = None) -> dict:
     ops = _OPS  # out-of-bounds accesses are not in it: the GPU would not have served them
     seen: dict = {}     # (tid, line, op, aid, phase) -> times this thread has made this access in the phase
     groups: dict = {}   # (block, warp, line, op, aid, phase, k) -> [(lane, flat)]
-    for tid, op, aid, flat, _, line, phase, _ in trace.events:
+    for tid, op, aid, flat, _, line, phase, wphase in trace.events:
         kind = ops.get(op)
         if kind is None or not counted[aid] or type(flat) is not int:
             continue
         if same and kind == "st" and line in same:
             line = same[line]
-        key = (tid, line, op, aid, phase)
+        # A lane's k-th run of the line counts within its warp phase too: lanes that passed a
+        # different number of syncwarps ran it in different instructions (a chain of steps with
+        # one lane working in each is as many requests as steps, not one).
+        key = (tid, line, op, aid, phase, wphase)
         k = seen.get(key, 0)
         seen[key] = k + 1
         t = tid % tpb
-        group = (tid // tpb, t >> 5, line, kind, aid, phase, k)  # block, warp (32 lanes), line, kind, array
+        group = (tid // tpb, t >> 5, line, kind, aid, phase, wphase, k)  # block, warp (32 lanes), line, kind, array
         accesses = groups.get(group)
         if accesses is None:
             groups[group] = [(t & 31, flat)]
@@ -317,19 +320,21 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
     """The costliest request of each array and kind on `line`, lane by lane: which 32-byte sectors
     (global) or which banks (shared) the warp's lanes touched, so the learner sees why it costs."""
     worst: dict = {}
-    for (block, warp, ln, kind, aid, phase, k), accesses in requests(trace, source).items():
+    for (block, warp, ln, kind, aid, phase, wphase, k), accesses in requests(trace, source).items():
         if ln != line:
             continue
         info = trace.arrays[aid]
         cost = _request_cost(info, accesses, kind)
         best = worst.get((info.name, info.space, kind))
         if best is None or cost > best[0]:
-            worst[(info.name, info.space, kind)] = (cost, block, warp, phase, k, info, accesses)
+            worst[(info.name, info.space, kind)] = (cost, block, warp, phase, wphase, k, info, accesses)
     out = []
-    for (name, space, kind), (cost, block, warp, phase, k, info, accesses) in sorted(worst.items()):
+    for (name, space, kind), (cost, block, warp, phase, wphase, k, info, accesses) in sorted(worst.items()):
         size = itemsize(info.dtype)
         origin = trace.block_of(block * trace.threads_per_block)[:trace.grid_nd]
         after = f" after {phase} barrier{'s' if phase > 1 else ''}" if phase else ""
+        after += f" and {wphase} syncwarp{'s' if wphase > 1 else ''}" if phase and wphase else \
+            f" after {wphase} syncwarp{'s' if wphase > 1 else ''}" if wphase else ""
         where = (f"{ACCESS_NAMES.get((space, kind), kind)} of {name}, warp {warp} of block {origin}, "
                  f"execution {k + 1} of the line{after}")
         by: dict = defaultdict(list)
