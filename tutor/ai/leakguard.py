@@ -8,7 +8,8 @@ decorator, the parameters in another order, the body moved into a helper the ker
 guard reads the reply as a learner would copy from it, and judges the code as a learner would fix it:
 
 1. Normalise the text (Unicode NFKC, invisible characters dropped, look-alike operators mapped),
-   then pull out every piece of code, whatever its markup, and every Python-parsable line of prose.
+   then pull out every piece of code, whatever its markup, and every Python-parsable line of prose;
+   a block in CUDA C (or another brace language) is also taken as the Python it translates to.
 2. Normalise the code (`normalise_kernel`): the kernel is the function nothing else calls, whatever
    its name or decorator, and becomes `@cuda.jit def kernel`; parameters named as the puzzle's
    signature go back in its order; helper functions it calls are inlined into it.
@@ -24,7 +25,8 @@ guard reads the reply as a learner would copy from it, and judges the code as a 
    does code already on the learner's screen.
 4. Run it: if reading finds nothing, every piece of code that holds a statement (fences, blocks,
    inline spans), pasted into the learner's file the ways a learner would paste it and normalised,
-   is judged by the puzzle's checker in the engine's child process (via `passes`); one that passes
+   is judged by the puzzle's checker in the engine's child process (via `passes`), a loop pasted
+   in place of the learner's loop among the ways; one that passes
    is withheld. Only modules that pass the static screen's puzzle grammar (`check_puzzle_module`)
    run: a refused module is never run.
 """
@@ -382,7 +384,37 @@ def splices(piece: str, learner: str) -> list[str]:
         setup = _setup_end(learner, parsed)
         if start < setup < end:  # in place of their work, their setup kept (`i = cuda.grid(1)`, a shared array)
             out.append("\n".join(lines[:setup] + block + lines[end:]) + "\n")
+        for first, last in _matching_windows(learner, parsed):  # in place of the statements it rewrites
+            out.append("\n".join(lines[:first] + block + lines[last:]) + "\n")
     return out
+
+
+def _kind(statement) -> str:
+    """What a statement is, for lining a piece up with the learner's: a loop is a loop however it is
+    written (a `while` rewritten as a `for` replaces it), an assignment an assignment."""
+    if isinstance(statement, (ast.For, ast.While)):
+        return "loop"
+    if isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return "assign"
+    return type(statement).__name__
+
+
+def _matching_windows(learner: str, piece, most: int = 3) -> list[tuple[int, int]]:
+    """(first line index, end index) of each run of the learner's kernel statements (at the top of
+    its body) that the piece's statements line up with, kind by kind, holding a loop or an `if`: the
+    statements a learner replaces when a hint says "replace the loop with this"."""
+    tree = _parse(learner)
+    kernel = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                   and any("jit" in ast.unparse(d) for d in n.decorator_list)), None) if tree else None
+    wanted = [_kind(n) for n in piece.body]
+    if kernel is None or not wanted or not any(k in ("loop", "If") for k in wanted):
+        return []
+    body, n = kernel.body, len(wanted)
+    out = []
+    for i in range(len(body) - n + 1):
+        if [_kind(x) for x in body[i:i + n]] == wanted:
+            out.append((body[i].lineno - 1, body[i + n - 1].end_lineno))
+    return out[:most]
 
 
 # -- pieces of code in a reply ---------------------------------------------------------------------
@@ -421,7 +453,132 @@ def _pieces(text: str) -> list[_Piece]:
         lines = [_LIST.sub("", line) for line in paragraph.splitlines()]
         if _CODEISH.search("\n".join(lines)):  # prose with no operator or bracket holds no statement
             pieces.append(_Piece(textwrap.dedent("\n".join(lines)).strip("\n"), "prose", True))
-    return [p for p in pieces if p.code.strip()]
+    pieces = [p for p in pieces if p.code.strip()]
+    # code in CUDA C (or another brace language) translates line by line: its Python is a piece too
+    pieces += [_Piece(c, p.origin, p.block) for p in pieces if p.block and _parse(p.code) is None
+               for c in [_from_c(p.code)] if c]
+    return pieces
+
+
+_C_TYPE = re.compile(r"^(?:(?:const|unsigned|signed|volatile|__shared__|static)\s+)*"
+                     r"(?:int|float|double|long|short|bool|auto|size_t|unsigned|int32_t|float32|var|let)\s+(?=[A-Za-z_])")
+_C_FOR = re.compile(r"^for\s*\(\s*(?:[A-Za-z_][\w ]*\s)?\s*(\w+)\s*=\s*([^;]+);\s*\1\s*(<|>|<=|>=)\s*([^;]+);"
+                    r"\s*(\+\+\1|\1\+\+|--\1|\1--|\1\s*[-+*/]=\s*[^)]+|\1\s*>>=\s*[^)]+|\1\s*<<=\s*[^)]+)\s*\)\s*(\{?)\s*$")
+_C_HEAD = re.compile(r"^(if|while|else\s+if)\s*\((.*)\)\s*(\{?)\s*(.*?)\s*$")
+_C_NAMES = [(re.compile(r"(?<![\w.])__syncthreads\s*\(\s*\)"), "cuda.syncthreads()"),
+            (re.compile(r"(?<![\w.])__syncwarp\s*\([^)]*\)"), "cuda.syncwarp()"),
+            (re.compile(r"(?<![\w.])(threadIdx|blockIdx|blockDim|gridDim)\b"), r"cuda.\1"),
+            (re.compile(r"(?<![\w.])atomicAdd\s*\(\s*&\s*(\w+)\s*\[([^\]]*)\]\s*,"), r"cuda.atomic.add(\1, \2,"),
+            (re.compile(r"&&"), " and "), (re.compile(r"\|\|"), " or "), (re.compile(r"!(?!=)"), " not "),
+            (re.compile(r"(?<![/])/(?![/=])"), "//"), (re.compile(r"/="), "//="),
+            (re.compile(r"(\w+)\s*\+\+"), r"\1 += 1"), (re.compile(r"(\w+)\s*--"), r"\1 -= 1"),
+            (re.compile(r"\b(\d+)\.?(\d*)f\b"), r"\1.\2"), (re.compile(r"\btrue\b"), "True"),
+            (re.compile(r"\bfalse\b"), "False")]
+
+
+def _c_expr(text: str) -> str:
+    for pattern, to in _C_NAMES:
+        text = pattern.sub(to, text)
+    return _C_TYPE.sub("", text.strip()).strip()
+
+
+def _from_c(code: str) -> str | None:
+    """The Python a learner would write from a piece of brace-language code (CUDA C, C++, Java-ish
+    pseudo-code), line by line: types dropped, `while (c) {` as `while c:`, a counted `for` as a
+    range, `__syncthreads()` as `cuda.syncthreads()`, integer `/` as `//`. None when it is not
+    brace code or does not come out as Python."""
+    if not any(ch in code for ch in ";{}"):
+        return None
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
+    # one statement or brace a line: split after `;` `{` and around `}` (not inside a for header)
+    units: list[str] = []
+    for line in text.splitlines():
+        depth, cur = 0, ""
+        for ch in line:
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch in "{;" and depth == 0:
+                units.append(cur + (ch if ch == "{" else ""))
+                cur = ""
+            elif ch == "}" and depth == 0:
+                units += [cur, "}"]
+                cur = ""
+            else:
+                cur += ch
+        units.append(cur)
+    out: list[str] = []
+    indent = 0
+    pending = 0  # braceless `if (c) stmt` headers whose single body is on the next unit
+    closing: list = []  # per open brace, the statement its end runs (a `for`'s step) or None
+
+    def close():
+        nonlocal indent
+        step = closing.pop() if closing else None
+        if step:
+            out.append("    " * indent + step)
+        indent = max(0, indent - 1)
+
+    for unit in (u.strip() for u in units):
+        if not unit:
+            continue
+        if unit == "}":
+            close()
+            continue
+        if unit.startswith("}"):
+            close()
+            unit = unit[1:].strip()
+        pad = "    " * (indent + pending)
+        m = _C_FOR.match(unit)
+        if m:
+            var, start, cmp, stop, step, brace = m.groups()
+            stop = _c_expr(stop) + (" + 1" if cmp == "<=" else " - 1" if cmp == ">=" else "")
+            if "++" in step:
+                rng = f"range({_c_expr(start)}, {stop})"
+            elif "--" in step:
+                rng = f"range({_c_expr(start)}, {stop}, -1)"
+            elif "+=" in step or "-=" in step:
+                by = _c_expr(step.split("=", 1)[1])
+                rng = f"range({_c_expr(start)}, {stop}, {'-' if '-=' in step else ''}{by})"
+            else:  # `s >>= 1`: a while loop, its step at the end of the body
+                out.append(f"{pad}{var} = {_c_expr(start)}")
+                out.append(f"{pad}while {var} {cmp} {_c_expr(m.group(4))}:")
+                if not brace:
+                    return None
+                indent, pending = indent + pending + 1, 0
+                closing.append(_c_expr(step))
+                continue
+            out.append(f"{pad}for {var} in {rng}:")
+            if brace:
+                indent, pending = indent + pending + 1, 0
+                closing.append(None)
+            else:
+                pending += 1
+            continue
+        if unit in ("else", "else {"):
+            out.append(f"{'    ' * indent}else:")
+            if unit.endswith("{"):
+                indent += 1
+                closing.append(None)
+            else:
+                pending += 1
+            continue
+        m = _C_HEAD.match(unit)
+        if m:
+            word, cond, brace, rest = m.groups()
+            word = "elif" if word.startswith("else") else word
+            out.append(f"{'    ' * (indent + pending)}{word} {_c_expr(cond)}:")
+            if brace:
+                indent, pending = indent + pending + 1, 0
+                closing.append(None)
+            elif rest:
+                out.append(f"{'    ' * (indent + 1)}{_c_expr(rest)}")
+            else:
+                pending += 1
+            continue
+        out.append(f"{pad}{_c_expr(unit)}")
+        pending = 0
+    python = "\n".join(out)
+    return python if _parse(python) is not None else None
 
 
 def _unquote(line: str) -> str:
@@ -606,7 +763,7 @@ def _form(node, slots, names, origin):
     elif isinstance(node, ast.AugAssign):
         source = ast.unparse(node)
         shape = ast.unparse(ast.Assign(targets=[_blind(node.target)], lineno=0,
-                                       value=ast.BinOp(_blind(node.target), node.op, _blind(node.value))))
+                                       value=_blind(ast.BinOp(node.target, node.op, node.value))))
     else:
         source = ast.unparse(node)
         shape = ast.unparse(_blind(node))
@@ -951,7 +1108,14 @@ class _Blind(ast.NodeTransformer):
     def visit(self, node):
         if isinstance(node, ast.expr) and _thread_index(node):
             return ast.copy_location(ast.Name(_INDEX, ast.Load()), node)
-        return self.generic_visit(node)
+        node = self.generic_visit(node)
+        # a shift by a constant is the multiplication or floor division it stands for: `s >>= 1`
+        # halves `s` as `s //= 2` does
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.RShift, ast.LShift)) and \
+                isinstance(node.right, ast.Constant) and type(node.right.value) is int and 0 <= node.right.value < 31:
+            op = ast.FloorDiv() if isinstance(node.op, ast.RShift) else ast.Mult()
+            return ast.copy_location(ast.BinOp(node.left, op, ast.Constant(1 << node.right.value)), node)
+        return node
 
 
 def _thread_index(expr) -> bool:
