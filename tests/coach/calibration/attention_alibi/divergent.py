@@ -1,0 +1,306 @@
+"""attention_alibi, divergent: the expert kernel, plus warp 0 of block (0, 0) where each of the 32
+lanes runs its own loop (its own source lines and constants) of 500 dependent float64
+multiply-adds, folded into the lanes' first row sums as a term that is always 0.
+
+Stresses: branch divergence: 16,000 dependent FMAs one after another, some 130-150k cycles.
+A GPU: some 70-80 us, somewhat slower than the naive kernel (some 50 us).
+"""
+
+import math
+
+import numba
+from numba import cuda
+
+# Extra work: the 32 lanes of one warp each in a branch of their own, DIVERGENT_STEPS steps each.
+DIVERGENT_STEPS = 500
+LIMIT = 1.0e30
+BQ = 64              # queries per block
+BKV = 64             # keys per tile of the score matrix
+NT = 256             # threads per block, 16 x 16: each owns a 4 x 4 micro-tile of the scores
+TX = 16              # threads along the keys (and along the head dimension of out)
+DC = 16              # head dimensions per staged chunk of q and k
+VC = 32              # rows per staged chunk of v
+D_MAX = 128          # largest supported head dimension (v's chunk is sized for it)
+QP = 66              # pitch of the transposed q, k and p tiles: makes their stores conflict-free
+NEG_BIG = -3.0e38    # finite stand-in for -inf (avoids inf - inf = nan when rescaling)
+POS = 8191           # all-ones mask above every shared index (see the kernel)
+QK_SMEM = DC * QP
+P_SMEM = BKV * QP
+V_SMEM = VC * D_MAX
+
+
+@cuda.jit(fastmath=True)
+def attention_flash(out, q, k, v, nh, s, d, n_qt):
+    # Head dimensions up to D_MAX: each thread's slice of out is 4 rows x 8 columns.
+    _flash_block(out, q, k, v, nh, s, d, n_qt, 8)
+
+
+@cuda.jit(fastmath=True)
+def attention_flash_narrow(out, q, k, v, nh, s, d, n_qt):
+    # Head dimensions up to 64: 4 x 4 slices of out, no work spent on columns that do not exist.
+    _flash_block(out, q, k, v, nh, s, d, n_qt, 4)
+
+
+@cuda.jit(device=True, forceinline=True, fastmath=True)
+def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
+    # A block owns BQ queries of one (batch, head) and walks the keys in tiles of BKV, like a
+    # register-tiled matmul done twice with an online softmax in between:
+    #   scores = q k^T: q and k are staged through shared memory DC head dimensions at a time,
+    #     each thread accumulates rows ty + 16 i, keys tx + 16 j of the tile in registers;
+    #   online softmax: the 16 threads of a row (lanes of one half-warp) agree on its running
+    #     max with shuffles; the row sum stays a per-thread partial until the end;
+    #   out += p v: p goes to shared memory, v is staged VC rows at a time, and each thread
+    #     accumulates rows ty + 16 i, columns tx + 16 j of out in registers.
+    # dj (4 or 8) is a constant once this helper is inlined, so every register array is fully
+    # unrolled. Every thread runs every loop and reaches every barrier.
+    q_s = cuda.shared.array(QK_SMEM, numba.float32)
+    k_s = cuda.shared.array(QK_SMEM, numba.float32)
+    p_s = cuda.shared.array(P_SMEM, numba.float32)
+    v_s = cuda.shared.array(V_SMEM, numba.float32)
+    tid = cuda.threadIdx.x
+    tx = tid % TX
+    ty = tid // TX
+    bh = cuda.blockIdx.x
+    b = bh // nh
+    h = bh % nh
+    # Last query tile first: under a causal mask it has the most keys, so it should start early.
+    q0 = (n_qt - 1 - cuda.blockIdx.y) * BQ
+    scale = numba.float32(1.0) / math.sqrt(numba.float32(d))
+    lc = tid % DC        # this thread loads column lc of rows lr + 16 r of a q or k chunk
+    lr = tid // DC
+    vc = tid % D_MAX     # and column vc of rows vr + 2 r of a v chunk
+    vr = tid // D_MAX
+    # Masking with POS proves shared indices non-negative, so the negative-index wraparound
+    # Numba puts on every signed index folds away and inner loops address by constant offsets.
+    oq = ty & POS
+    ok = tx & POS
+    sc = cuda.local.array((4, 4), numba.float32)
+    acc = cuda.local.array((4, 8), numba.float32)
+    m = cuda.local.array(4, numba.float32)
+    l = cuda.local.array(4, numba.float32)
+    ra = cuda.local.array(4, numba.float32)
+    rb = cuda.local.array(8, numba.float32)
+    # Causal: key tiles past the block's last query are never visited.
+    slope = numba.float32(math.pow(2.0, -8.0 * (h + 1) / nh))
+    for i in range(4):
+        m[i] = numba.float32(NEG_BIG)
+        l[i] = numba.float32(0)
+        for j in range(dj):
+            acc[i, j] = numba.float32(0)
+    for k0 in range(0, min(s, q0 + BQ), BKV):
+        for i in range(4):
+            for j in range(4):
+                sc[i, j] = numba.float32(0)
+        for c0 in range(0, d, DC):
+            cuda.syncthreads()  # everyone is done with the previous chunk
+            for r in range(4):
+                row = lr + 16 * r
+                x = numba.float32(0)
+                y = numba.float32(0)
+                if c0 + lc < d:
+                    if q0 + row < s:
+                        x = q[b, h, q0 + row, c0 + lc]
+                    if k0 + row < s:
+                        y = k[b, h, k0 + row, c0 + lc]
+                q_s[lc * QP + row] = x
+                k_s[lc * QP + row] = y
+            cuda.syncthreads()
+            # Only the chunk's real dimensions, in steps of 4 (the rest of the chunk is zeros).
+            for dd in range(0, min(DC, d - c0), 4):
+                ia = (oq + dd * QP) & POS
+                ib = (ok + dd * QP) & POS
+                # Four explicit steps per trip: LLVM does not unroll a loop this large itself.
+                _outer_product(sc, ra, rb, q_s, k_s, ia, ib, 4)
+                _outer_product(sc, ra, rb, q_s, k_s, ia + QP, ib + QP, 4)
+                _outer_product(sc, ra, rb, q_s, k_s, ia + 2 * QP, ib + 2 * QP, 4)
+                _outer_product(sc, ra, rb, q_s, k_s, ia + 3 * QP, ib + 3 * QP, 4)
+        for i in range(4):
+            qi = q0 + ty + 16 * i
+            mt = m[i]
+            for j in range(4):
+                kj = k0 + tx + 16 * j
+                x = sc[i, j] * scale
+                x += slope * numba.float32(kj - qi)
+                if not (kj <= qi and kj < s):
+                    x = numba.float32(NEG_BIG)
+                sc[i, j] = x
+                mt = max(mt, x)
+            # The row's max over its 16 threads: xor offsets below 16 stay in the half-warp.
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 8))
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 4))
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 2))
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 1))
+            corr = math.exp(m[i] - mt)
+            m[i] = mt
+            ls = numba.float32(0)
+            for j in range(4):
+                p = numba.float32(0)  # masked keys weigh exactly 0, even in an all-masked row
+                if sc[i, j] != NEG_BIG:
+                    p = math.exp(sc[i, j] - mt)
+                ls += p
+                p_s[((tx + 16 * j) * QP + ty + 16 * i) & POS] = p
+            l[i] = l[i] * corr + ls
+            for j in range(dj):
+                acc[i, j] *= corr
+        rows = min(BKV, s - k0)  # keys of this tile that exist
+        for v0 in range(0, rows, VC):
+            cuda.syncthreads()  # p is complete, and everyone is done with the previous v chunk
+            for r in range(VC // 2):
+                row = vr + 2 * r
+                x = numba.float32(0)
+                if vc < d and k0 + v0 + row < s:
+                    x = v[b, h, k0 + v0 + row, vc]
+                v_s[row * D_MAX + vc] = x
+            cuda.syncthreads()
+            for kk in range(0, min(VC, rows - v0), 4):
+                ia = (oq + (v0 + kk) * QP) & POS
+                ib = (ok + kk * D_MAX) & POS
+                _outer_product(acc, ra, rb, p_s, v_s, ia, ib, dj)
+                _outer_product(acc, ra, rb, p_s, v_s, ia + QP, ib + D_MAX, dj)
+                _outer_product(acc, ra, rb, p_s, v_s, ia + 2 * QP, ib + 2 * D_MAX, dj)
+                _outer_product(acc, ra, rb, p_s, v_s, ia + 3 * QP, ib + 3 * D_MAX, dj)
+    if bh == 0 and cuda.blockIdx.y == 0 and tid < 32:  # extra work: 32 lanes, 32 branches, folded in as an exact 0
+        l[0] += _divergent_lanes(tid, q[0, 0, 0, 0])
+    for i in range(4):
+        li = l[i]
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 8)
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 4)
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 2)
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 1)
+        qi = q0 + ty + 16 * i
+        if qi < s:
+            inv = numba.float32(1) / li
+            for j in range(dj):
+                c = tx + 16 * j
+                if c < d:
+                    out[b, h, qi, c] = acc[i, j] * inv
+
+
+@cuda.jit(device=True, forceinline=True)
+def _outer_product(acc, ra, rb, a_s, b_s, ia, ib, nj):
+    # acc[i, j] += a_s[ia + 16 i] * b_s[ib + 16 j]: one step of a register-tiled product.
+    for i in range(4):
+        ra[i] = a_s[ia + 16 * i]
+    for j in range(nj):
+        rb[j] = b_s[ib + 16 * j]
+    for i in range(4):
+        for j in range(nj):
+            acc[i, j] += ra[i] * rb[j]
+
+
+def launch(out, q, k, v):
+    nb = q.shape[0]
+    nh = q.shape[1]
+    s = q.shape[2]
+    d = q.shape[3]
+    n_qt = (s + BQ - 1) // BQ  # query tiles per (batch, head)
+    grid = (nb * nh, n_qt)
+    if d <= 64:
+        attention_flash_narrow[grid, NT](out, q, k, v, nh, s, d, n_qt)
+    else:
+        attention_flash[grid, NT](out, q, k, v, nh, s, d, n_qt)
+
+
+@cuda.jit(device=True)
+def _divergent_lanes(lane, seed):
+    # Each of a warp's 32 lanes runs its own loop of DIVERGENT_STEPS dependent float64
+    # multiply-adds, on source lines of its own: the warp runs the 32 loops one after another.
+    # Every loop contracts (|multiplier| < 1), so the value settles and never reaches LIMIT.
+    y = numba.float64(seed)
+    if lane == 0:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9990 + 0.2500
+    elif lane == 1:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9983 - 0.3750
+    elif lane == 2:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9976 + 0.5000
+    elif lane == 3:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9969 - 0.6250
+    elif lane == 4:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9962 + 0.7500
+    elif lane == 5:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9955 - 0.8750
+    elif lane == 6:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9948 + 1.0000
+    elif lane == 7:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9941 - 0.2500
+    elif lane == 8:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9934 + 0.3750
+    elif lane == 9:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9927 - 0.5000
+    elif lane == 10:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9920 + 0.6250
+    elif lane == 11:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9913 - 0.7500
+    elif lane == 12:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9906 + 0.8750
+    elif lane == 13:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9899 - 1.0000
+    elif lane == 14:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9892 + 0.2500
+    elif lane == 15:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9885 - 0.3750
+    elif lane == 16:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9878 + 0.5000
+    elif lane == 17:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9871 - 0.6250
+    elif lane == 18:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9864 + 0.7500
+    elif lane == 19:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9857 - 0.8750
+    elif lane == 20:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9850 + 1.0000
+    elif lane == 21:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9843 - 0.2500
+    elif lane == 22:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9836 + 0.3750
+    elif lane == 23:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9829 - 0.5000
+    elif lane == 24:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9822 + 0.6250
+    elif lane == 25:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9815 - 0.7500
+    elif lane == 26:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9808 + 0.8750
+    elif lane == 27:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9801 - 1.0000
+    elif lane == 28:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9794 + 0.2500
+    elif lane == 29:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9787 - 0.3750
+    elif lane == 30:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9780 + 0.5000
+    elif lane == 31:
+        for _ in range(DIVERGENT_STEPS):
+            y = y * 0.9773 - 0.6250
+    return numba.float32(y > LIMIT)
