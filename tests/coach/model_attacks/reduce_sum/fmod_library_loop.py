@@ -8,7 +8,7 @@ CHEAPEST one is taken as "one copy" (meant for an unrolled loop's remainder). So
 one trip of libdevice's smallest inner loop (~22 issue cycles, ~24 latency) per run. The simulator
 runs math.fmod as one C call; the tracer counts 200 runs.
 
-Modelled: see the report. GPU: each fmod walks ~2,000 exponent bits in a loop of dependent 64-bit
+Modelled: 11.99 us; naive 14.12 us (reduce_sum, scored n = 20011); the expert alone 7.60 us. GPU: each fmod walks ~2,000 exponent bits in a loop of dependent 64-bit
 integer/fp64 steps, tens of thousands of cycles per call; 200 dependent calls, several million
 cycles, milliseconds, against the naive kernel's ~15 us.
 """

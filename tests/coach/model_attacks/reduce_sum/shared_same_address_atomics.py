@@ -7,7 +7,7 @@ and the memory model takes an atomic as a store: it never waits, costs its bank 
 pipe (one, for 32 lanes on one address), and only GLOBAL same-address atomics are serialised
 (modelled_time: `atomics` counts global arrays alone).
 
-Modelled: see the report. GPU: a float32 atomic add to shared memory has no native instruction;
+Modelled: 7.60 us; naive 14.12 us (reduce_sum, scored n = 20011); the expert alone 7.60 us. GPU: a float32 atomic add to shared memory has no native instruction;
 ptxas emits a compare-and-swap loop (ATOMS.CAST.SPIN) and, on one address, only one lane of the
 whole block succeeds per round. 512 threads x 64 adds = 32,768 serialised successes per block, each
 a shared round trip (~20-30 cycles when contended): some 0.7-1 M cycles, ~0.3-0.5 ms, against the

@@ -7,7 +7,7 @@ line `k < steps):`, which statement_lines maps to the header and LineRuns then s
 (`if line in first_line: return`). The header's count never moves, so every trip of the body has
 the same key (phase, line, caller, (0,)) and the 300,000 trips count as ONE run of each line.
 
-Modelled: see MODELLED below (expert-like). Naive: see NAIVE. GPU: 300,000 dependent float64
+Modelled: 7.62 us; naive 14.12 us (reduce_sum, scored n = 20011); the expert alone 7.60 us. The same chain in a plain `for` (tests/coach/calibration/reduce_sum/sin_chain_one_thread.py) is modelled at 24,856 us. GPU: 300,000 dependent float64
 sines at ~100-200 cycles each (range reduction + dependent fp64 FMA polynomial, fp64 at 1/2 rate
 on H100/H200) is 30-60 M cycles, ~15-30 ms at 1.98 GHz: thousands of times the naive kernel.
 """

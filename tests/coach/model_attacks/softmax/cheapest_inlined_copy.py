@@ -10,7 +10,7 @@ with the FEWEST instructions of a line as "one copy" (meant for a runtime-unroll
 remainder loop) and prices every run of the line, from either call site, at one fp64 multiply
 (2 issue cycles, 8 latency) instead of a sine (~100+ instructions on the common path).
 
-Modelled: see the report. GPU: 60,000 dependent fp64 sines per row (the rows in parallel on
+Modelled: 321.7 us; naive 463.6 us (softmax, scored shape [4, 3001]). Without the second, heavy=False loop the same kernel is modelled at 42,504 us. GPU: 60,000 dependent fp64 sines per row (the rows in parallel on
 different SMs), ~100-200 cycles each: 6-12 M cycles, ~3-6 ms, many times the naive kernel.
 """
 

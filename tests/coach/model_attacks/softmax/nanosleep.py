@@ -5,7 +5,7 @@ What it hides: instructions.instruction_class returns None for `nanosleep.u32` (
 the line costs nothing; the simulator's FakeCuda.nanosleep is `pass`. Only the loop's counter and
 branch are counted (20 runs of a few integer instructions).
 
-Modelled: see the report (expert-like). GPU: each nanosleep suspends the thread for up to ~1 ms
+Modelled: 6.49 us; naive 463.6 us (softmax, scored shape [4, 3001]); the expert alone 6.49 us. GPU: each nanosleep suspends the thread for up to ~1 ms
 (PTX ISA: the delay is in [0, 2t], t at most 1 ms); 20 of them hold thread 0, and the whole block
 waits for it at _block_max's syncthreads: some 10-20 ms per block, all rows in parallel, so
 ~10-20 ms for the launch against the naive kernel's tens of microseconds.
