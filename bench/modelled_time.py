@@ -72,6 +72,11 @@ def cases(only=None, tmp: Path | None = None) -> list[Case]:
         for task, name, kind, path in _module(calibration).kernels():
             if (only is None or task in only) and kind not in ("naive", "expert"):
                 out.append(Case(task, name, Path(path).read_text(), kind=kind))
+    # correct candidates written to fool the model (an adversary's, each a way the counting could lose work)
+    for path in sorted((TESTS / "model_attacks").glob("*/*.py")):
+        task = path.parent.name
+        if (only is None or task in only) and (ROOT / "kernels" / task).is_dir():
+            out.append(Case(task, path.stem, path.read_text(), kind="attack"))
     verify_tests = _strings(TESTS / "test_verify.py", ["TASK_TOML", "REFERENCE", "INPUTS", "HEAD", "HONEST",
                                                       "DYNAMIC_SHARED_REDUCE_SUM"])
     gpu_tests = _strings(TESTS / "test_verify_gpu.py", ["HEAVY"], {"HEAD": verify_tests["HEAD"]})
@@ -170,6 +175,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", type=int, default=RUNS, help=f"timed runs per row, median taken (default {RUNS})")
     parser.add_argument("--measured", default=None, help="a --gpu run's JSON: its measured times against the model")
     parser.add_argument("--json", default=None, help="write the rows here as JSON")
+    parser.add_argument("--modelled", default=None,
+                        help="an earlier run's JSON: take its modelled column instead of modelling again")
     parser.add_argument("--card", default=None, help="with --measured: the GPU that measured them (e.g. 'H100 SXM')")
     parser.add_argument("--calibration", default=None,
                         help="with --measured: write what the verifier reads (tutor/engine/analysis/calibration.json)")
@@ -183,7 +190,13 @@ def main(argv=None) -> int:
             for row, case in zip(rows, todo):
                 row.update(measured(case, args.runs))
                 print(f"measured {case.task} / {case.kernel}: {row['measured_us']:.2f} us", file=sys.stderr, flush=True)
-        if not (args.gpu and args.no_model):
+        if args.modelled:  # an earlier run's modelled column, matched by task and kernel
+            earlier = {(r["task"], r["kernel"]): r for r in json.loads(Path(args.modelled).read_text())}
+            for row in rows:
+                row.update({k: v for k, v in earlier.get((row["task"], row["kernel"]), {}).items()
+                            if k not in row and k not in ("measured_us", "runs", "host_enqueue_us",
+                                                          "enqueue_outlasted_hold", "gpu_ok")})
+        elif not (args.gpu and args.no_model):
             try:
                 for row, case in zip(rows, todo):
                     row.update({k: v for k, v in modelled(case).items() if k not in row})
