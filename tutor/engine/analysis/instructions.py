@@ -55,7 +55,10 @@ COSTS = {
     "local": (1.0, 33),        # a local-memory load or store: through L1, a hit costs L1's latency
     "shuffle": (2.0, 30),      # a warp shuffle or vote goes through the shared-memory crossbar
     "call": (4.0, 40),
+    "sleep": (1.0, 0),         # its own figure: the nanoseconds it asks for (_sleep_cycles)
 }
+CLOCK_HZ = 1.98e9
+MOST_SLEEP_NS = 1_000_000  # cuda.nanosleep sleeps at most about a millisecond
 
 # the address spaces the memory model counts: their loads and stores are not counted here
 _MEMORY = re.compile(r"^(ld|st|atom|red|ldu|cp\.async|prefetch)\.(global|shared|param|const)|"
@@ -92,6 +95,8 @@ def instruction_class(op: str) -> str | None:
     parts = set(op.split(".")[1:])
     if head in ("ld", "st") and "local" in parts:
         return "local"
+    if head == "nanosleep":
+        return "sleep"
     if head in ("shfl", "vote", "match", "redux", "activemask"):
         return "shuffle"
     if head in ("call",):
@@ -135,6 +140,7 @@ class _Instr:
     srcs: tuple
     region: int
     block: int = 0  # the basic block it is in
+    operands: str = ""
 
 
 @dataclass
@@ -167,7 +173,10 @@ def parse(ptx: str) -> Program:
         m = _LOC.match(text)
         if m:
             if m.group(1) in ours:
-                current = int(m.group(2))
+                # line 0 is code LLVM merged from several lines (both arms of an `if` computing the
+                # same thing, sunk to where they meet): marked with the line before it, negated, for
+                # line_costs to place
+                current = int(m.group(2)) or -abs(current)
             continue
         m = _LABEL.match(text)
         if m:
@@ -205,7 +214,7 @@ def parse(ptx: str) -> Program:
         stores = op.startswith(("st.", "bra", "red.", "bar", "ret", "exit")) or op in ("bra", "ret")
         dest = None if stores or not regs else regs[0]
         srcs = tuple(regs if stores else regs[1:])
-        out.append(_Instr(line, op, dest, srcs, region, block))
+        out.append(_Instr(line, op, dest, srcs, region, block, rest))
         if op.startswith(("bra", "ret", "exit")):
             target = _BRANCH.search(text)
             nexts = successors.setdefault(block, [])
@@ -225,15 +234,35 @@ def parse(ptx: str) -> Program:
     return Program(out, resolved)
 
 
-def line_costs(ptx: str, unroll: dict | None = None, statements: dict | None = None) -> dict[int, LineCost]:
+LIBRARY_TRIPS = 16  # trips priced for a library function's own loop (how many it makes depends on the values)
+# the most copies of a line one loop of the compiled code is taken to hold: LLVM unrolls a loop it keeps
+# by a few (4 for a runtime trip count; 16 seen for a small body); more alike instructions on one line
+# are work of the line itself (2,000 `y = sqrt(y)` joined by `;`), not copies
+MOST_COPIES = 16
+
+
+def line_costs(ptx: str, unroll: dict | None = None, statements: dict | None = None,
+               headers: set | None = None) -> dict[int, LineCost]:
     """{source line: its cost per execution by one warp}, from the kernel's PTX. `unroll`:
     {line: constant trips its loops are unrolled into straight code} (modelled_time.unroll_factors'
     constant part); where a line's instructions lie in no PTX loop, they are divided by it.
     `statements`: {line: first line of its statement} (sim/linecounts.statement_lines): a
-    statement's instructions are counted on its first line, where its runs are counted."""
+    statement's instructions are counted on its first line, where its runs are counted.
+    `headers`: the lines of our own loops' headers (a loop on one line is ours, not a library's)."""
     program = parse(ptx)
+    own: dict = {}
     for ins in program.instrs:
+        if ins.line > 0:
+            own.setdefault(ins.region, set()).add(ins.line)
+    for ins in program.instrs:
+        if ins.line < 0:  # merged code: a loop's own line runs every trip; else the line before it
+            inside = sorted(own.get(ins.region, set()) & set(headers or ())) if ins.region else []
+            ins.line = inside[-1] if inside else -ins.line
         ins.line = (statements or {}).get(ins.line, ins.line)
+    lines_of: dict = {}
+    for ins in program.instrs:
+        lines_of.setdefault(ins.region, set()).add(ins.line)
+    mixed = {r for r, ls in lines_of.items() if len(ls) > 1}
     by_line_region: dict = {}
     by_region: dict = {}
     for ins in program.instrs:
@@ -244,16 +273,31 @@ def line_costs(ptx: str, unroll: dict | None = None, statements: dict | None = N
     for line, regions in by_line_region.items():
         if not line:
             continue
-        loops = {r: v for r, v in regions.items() if r}
+        # a loop of the compiled code that holds this line's instructions and no other line's is a
+        # library function's own loop (fmod walks the exponents one bit a trip): no line event counts
+        # its trips, so it is priced at LIBRARY_TRIPS of them
+        library = {r for r, v in regions.items() if r and r not in mixed and line not in (headers or ())}
+        loops = {r: v for r, v in regions.items() if r and r not in library}
         best, where, best_copies = None, None, 1
-        for region, group in (loops or regions).items():
+        for region, group in (loops or {r: v for r, v in regions.items() if r not in library}).items():
             counted = _common_path([i for i in group if instruction_class(i.op)], program.successors)
-            copies = max(_copies([i.op for i in counted]), _runs(counted, program.instrs))
-            if not loops and unroll:
-                copies = max(copies, unroll.get(line, 1))
+            if loops:  # copies of an unrolled loop of ours: LLVM unrolls a loop it keeps a few times at most
+                copies = min(MOST_COPIES, max(_copies([i.op for i in counted]), _runs(counted, program.instrs)))
+            else:  # straight code is copied only by a loop of constant trips unrolled whole
+                copies = (unroll or {}).get(line, 1)
             cost = _cost(counted, copies)
-            if best is None or cost.issue < best.issue:
+            # the dearest copy: a helper inlined twice may fold away at one call and not the other
+            if best is None or cost.issue > best.issue:
                 best, where, best_copies = cost, region, copies
+        for region in library:
+            extra = _cost(_common_path([i for i in regions[region] if instruction_class(i.op)],
+                                       program.successors), 1)
+            best = best or LineCost()
+            best.issue += LIBRARY_TRIPS * extra.issue
+            best.latency += LIBRARY_TRIPS * extra.latency
+            for k, v in extra.classes.items():
+                best.classes[k] = best.classes.get(k, 0) + LIBRARY_TRIPS * v
+            where = region if where is None else where
         if best is None:
             continue
         best.chased = any(_chased(group) for group in regions.values())
@@ -313,10 +357,10 @@ def _chased(group: list[_Instr]) -> bool:
 def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
     """The instructions of one line on its common way from its first basic block to its last. A
     library function's code (Numba inlines libdevice's `sin`, `pow`, ...) branches around special
-    cases, which are short (an infinity, a zero) and around slow paths, which use local memory or
-    call a function of their own (the argument reduction of `sin` for huge arguments): the common
-    way is the longest one that keeps out of local memory and calls, where one does; else the
-    longest."""
+    cases, which are short (an infinity, a zero) and around slow paths, which call a function of
+    their own or do long carry arithmetic (the argument reduction of `sin` for huge arguments): the
+    common way is the longest one that keeps out of those, where one does; else the longest. A
+    local-memory load of ours is never taken for a slow path."""
     blocks: dict = {}
     for ins in group:
         blocks.setdefault(ins.block, []).append(ins)
@@ -324,7 +368,8 @@ def _common_path(group: list[_Instr], successors: dict) -> list[_Instr]:
         return group
     order = sorted(blocks)
     first, last = order[0], order[-1]
-    local = {b for b, members in blocks.items() if any(instruction_class(i.op) in ("local", "call") for i in members)}
+    local = {b for b, members in blocks.items() if any(instruction_class(i.op) == "call" or ".cc" in i.op
+                                                        for i in members)}
 
     def cost(b):
         return sum(COSTS[instruction_class(i.op)][0] for i in blocks.get(b, ()))
@@ -396,6 +441,9 @@ def _cost(group: list[_Instr], copies: int) -> LineCost:
     for ins in group:
         kind = instruction_class(ins.op)
         cycles, latency = COSTS[kind]
+        if kind == "sleep":  # the warp waits as long as it asked; a duration known only at run time, the most
+            asked = re.search(r"\b(\d+)\b", ins.operands.split("%")[0]) if "%" not in ins.operands else None
+            latency = min(int(asked.group(1)) if asked else MOST_SLEEP_NS, MOST_SLEEP_NS) * 1e-9 * CLOCK_HZ
         issue += cycles
         classes[kind] = classes.get(kind, 0) + 1
         start = max((ready.get(r, 0.0) for r in ins.srcs), default=0.0)

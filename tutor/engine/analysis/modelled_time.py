@@ -194,13 +194,14 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
     in_l2: set = set()
     result = ModelledTime(dev.name)
     constant = constant_unrolls(source, timing) if source else {}
-    from ..sim.linecounts import statement_lines
+    from ..sim.linecounts import loop_anchors, statement_lines
 
     statements = statement_lines(source) if source else {}
+    headers = {h for hs in loop_anchors(source).values() for h in hs} if source else set()
     for n, trace in enumerate(traces):
         name = names[n] if names and n < len(names) else f"kernel {n + 1}"
         text = ptx[n] if ptx and n < len(ptx) else None
-        costs = line_costs(text, constant, statements) if text else None
+        costs = line_costs(text, constant, statements, headers) if text else None
         # where the compiled code says how many runs of a line have their loads in flight before the
         # warp waits for one, that is the line's round (a guarded load waits for itself; a line whose
         # loads chase each other's values has one in flight at a time)
@@ -463,6 +464,8 @@ def _block(warps: dict, arrays, keys, sizes, unroll: dict, timing: Timing, in_l2
         for r in requests:
             info = arrays[r.aid]
             cost = _wavefronts(info.space, r.flats, sizes[r.aid])
+            if r.kind == _ATOM and info.space == SHARED:  # lanes on one word take their turns
+                cost = max(cost, float(max(r.flats.count(f) for f in set(r.flats))))
             pipe += cost
             last_phase = max(last_phase, r.phase)
             sectors = None  # shared memory

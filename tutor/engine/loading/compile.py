@@ -126,13 +126,25 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 warnings.simplefilter("ignore")  # "could not find source": the lines are known
                 _compile_declared(declared, kernel)
                 # with line information, for the instruction model (launches_ptx reads it from here)
-                _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True)
+                _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
+                                                                    **_as_decorated(kernel))
         except Exception as e:
             line, message = trim_numba_error(str(e), filename, source, e)
             failures.append({"kind": "compile_error", "line": line,
                              "message": f"Numba cannot compile `{name}` for a GPU"
                                         + (f" (line {line})" if line else "") + f": {message}"})
     return failures
+
+
+def _as_decorated(kernel) -> dict:
+    """The decorator's options that change the code a GPU runs (`opt=False` keeps a dead loop that
+    the optimiser would drop; `fastmath` trades exact division for a reciprocal): the PTX the model
+    reads is the one the GPU would run."""
+    options = getattr(kernel, "targetoptions", {}) or {}
+    out = {k: options[k] for k in ("fastmath", "opt", "forceinline", "launch_bounds") if k in options}
+    if options.get("debug"):
+        out["debug"] = True
+    return out
 
 
 def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = False) -> dict:
@@ -163,7 +175,8 @@ def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = Fals
                     sig = tuple(_numba_type(numba, t) for t in arg_types)
                     with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
                         warnings.simplefilter("ignore")  # "could not find source": the lines are known
-                        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True)
+                        ptx, _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
+                                                  **_as_decorated(kernel))
                 except Exception:  # noqa: BLE001 (compile_launches reports the compiler's refusal)
                     ptx = None
             _PTX[(source, (name, arg_types))] = ptx

@@ -84,6 +84,8 @@ class LineRuns:
     def __enter__(self):
         cuda, filename, anchors, lines = self.cuda, self.filename, self.anchors, self.lines
         first_line = self.statements
+        spans = set(first_line.values())     # first lines of statements over several lines
+        last: dict = {}                      # tid -> the statement it last reported
         counts: dict = defaultdict(int)      # (tid, loop header or line) -> runs so far
         state = {"launch": None, "runs": None, "tpb": 1}
 
@@ -101,9 +103,18 @@ class LineRuns:
                     return on_line
                 line = frame.f_lineno
                 lines.add(line)
-                if line in first_line:  # a later line of a statement that spans several: its run is counted
-                    return on_line
                 launch = cuda.launch
+                if line in first_line or line in spans:
+                    # A statement over several lines is one run however many of its lines Python
+                    # reports, and a loop's test may be reported on its second line only (`while (`
+                    # then `k < n):`): a run of the statement is counted once per stretch of its lines.
+                    line = first_line.get(line, line)
+                    tid = launch.tid if launch is not None else -1
+                    if last.get(tid) == line:
+                        return on_line
+                    last[tid] = line
+                elif launch is not None:
+                    last[launch.tid] = line
                 if launch is None or not getattr(launch, "running", False):
                     return on_line
                 runs, tpb = runs_of(launch)
