@@ -301,7 +301,7 @@ class TaskTarget:
                 f"{how}",
                 f"- The floor: one launch and one wait on DRAM, every input read once and every output element "
                 f"written once ({floor:,} bytes), {_us(floor_s)}: the best possible score is "
-                f"{naive['modelled_s'] / floor_s:.2f}x; a candidate within 1% of it ends the session, since no "
+                f"{naive['modelled_s'] / floor_s:.2f}x; a candidate within {FLOOR_MARGIN:.0%} of it ends the session, since no "
                 f"kernel can score higher in the model. A candidate that moves fewer bytes than the floor is "
                 "rejected (the answer cannot come from its kernels)." + ("" if scored else " (This task has no "
                                                                           "fixed scored shape: the largest fixed "
