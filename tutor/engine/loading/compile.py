@@ -575,7 +575,13 @@ def _global_cannot_be_read(name: str, value: str) -> str:
 def no_device_needed(cc: tuple = CC):
     """Device helper functions ask the driver for the current device's compute capability; with no
     GPU there is none, so answer with the one we compile for, for as long as the block lasts."""
+    import warnings
+
     import numba.cuda.dispatcher as dispatcher
+
+    # every function is compiled with line information (signatures_deferred); a file built from its
+    # syntax tree has no source for Numba to read, and its lines are right all the same
+    warnings.filterwarnings("ignore", message="Could not find source for function")
 
     original = dispatcher.get_current_device
     dispatcher.get_current_device = lambda: types.SimpleNamespace(compute_capability=cc)
