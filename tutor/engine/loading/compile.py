@@ -137,14 +137,12 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
 
 
 def _as_decorated(kernel) -> dict:
-    """The decorator's options that change the code a GPU runs (`opt=False` keeps a dead loop that
-    the optimiser would drop; `fastmath` trades exact division for a reciprocal): the PTX the model
-    reads is the one the GPU would run."""
+    """The decorator's options that change the code a GPU runs (`fastmath` trades exact division
+    for a reciprocal): the PTX the model reads is the one the GPU would run. Not `opt`: ptxas
+    optimises the machine code whatever NVVM did (an `opt=False` kernel whose PTX keeps a dead
+    300,000-trip loop ran in 8.7 us on an H100, faster than the naive 40 us)."""
     options = getattr(kernel, "targetoptions", {}) or {}
-    out = {k: options[k] for k in ("fastmath", "opt", "forceinline", "launch_bounds") if k in options}
-    if options.get("debug"):
-        out["debug"] = True
-    return out
+    return {k: options[k] for k in ("fastmath", "forceinline", "launch_bounds") if k in options}
 
 
 def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = False) -> dict:
