@@ -162,7 +162,8 @@ def test_one_round_over_real_http_through_the_cli_scores_the_modelled_time(tmp_p
     assert out["stop_reason"] == "rounds" and len(server.requests) == 2, out["stop_reason"]
     best, timing = out["best"], out["best"]["timing"]
     assert best["correct"] and not best["at_floor"] and best["score_kind"] == "modelled"
-    assert best["score"] == pytest.approx(timing["baseline_modelled_us"] / timing["modelled_us"]) and best["score"] > 2
+    # the expert over the naive kernel: 1.86x modelled with its instructions counted (5.3x measured on an H100)
+    assert best["score"] == pytest.approx(timing["baseline_modelled_us"] / timing["modelled_us"]) and best["score"] > 1.5
     assert timing["floor_us"] < timing["modelled_us"] < timing["baseline_modelled_us"]
     assert timing["shape"] == [20011] and timing["floor_bytes"] == 20011 * 4 + 4
     assert [k["name"] for k in timing["kernels"]] == ["zero", "block_sums"]
