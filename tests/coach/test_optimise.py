@@ -180,7 +180,7 @@ def test_one_round_over_real_http_through_the_cli_scores_the_modelled_time(tmp_p
     feedback = server.requests[1]["body"]["messages"][1]["content"]
     assert "modelled speedup (simulator, H200 model)" in feedback and "kernel `block_sums`" in feedback
     replay = run_cli("optimise", "--replay", out["log"], env=env, cwd=ROOT)
-    assert replay.returncode == 0 and "round 1:" in replay.stdout and "(modelled)" in replay.stdout
+    assert replay.returncode == 0 and "round 1:" in replay.stdout and "(modelled; calibrated)" in replay.stdout
 
 
 # -- a scripted model's session over loopback HTTP: each round a case today's verifier got wrong --
