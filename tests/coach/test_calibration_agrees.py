@@ -72,4 +72,4 @@ def test_every_finding_of_a_measured_task_was_measured_on_the_gpu():
     measured = _measured()
     tasks = {task for task, _ in measured}
     findings = [(task, name) for task, name, kind, _ in listed if kind == "finding" and task in tasks]
-    assert len(findings) >= 5 and all(f in measured for f in findings)
+    assert len(findings) >= 8 and all(f in measured for f in findings)
