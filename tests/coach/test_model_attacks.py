@@ -37,4 +37,4 @@ def test_an_attack_is_modelled_slower_than_naive(path):
 
 
 def test_there_are_attacks_on_two_tasks():
-    assert len(ATTACKS) >= 9 and {p.parent.name for p in ATTACKS} >= {"reduce_sum", "softmax"}
+    assert len(ATTACKS) >= 8 and {p.parent.name for p in ATTACKS} >= {"reduce_sum", "softmax"}
