@@ -82,7 +82,8 @@ def test_a_real_model_writes_a_hint_that_is_streamed_guarded_and_counted(server,
 def test_a_real_model_plays_one_optimiser_round_judged_by_the_verifier(server, tmp_path):
     from tutor.coach.optimise import Budget, TaskTarget, optimise, read_log
 
-    settings = AISettings(model="openai/smollm2", api_base=server, timeout=300, max_tokens=600)
+    settings = AISettings(model="openai/smollm2", api_base=server, timeout=300, max_tokens=600, optimise_reply_tokens=600,
+                          optimise_timeout=300)
     target = TaskTarget("reduce_sum", "sim")
     log = tmp_path / "log.jsonl"
     result = optimise(target, target.baseline_source(), settings, Budget(rounds=1), log_path=log)
