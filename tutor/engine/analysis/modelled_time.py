@@ -309,7 +309,7 @@ def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, u
     keys = [_buffer_key(n, aid, roles) for aid in range(len(arrays))]
     sizes = [itemsize(a.dtype) for a in arrays]
     blocks = _requests_by_block(trace)
-    work = _warp_work(trace, costs) if costs is not None else {}
+    work, total, heaviest = _warp_work(trace, costs) if costs is not None else ({}, 0, [])
     occ = occupancy(trace, dev)
     per_sm = max(1, occ.blocks_per_sm)
     wave_size = dev.sms * per_sm
@@ -358,7 +358,6 @@ def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, u
     dram_s = dram_bytes / dev.bandwidth
     atomic_s = max(atomics.values(), default=0) * timing.atomic_cycles * cycle
     seconds = timing.launch_s + max(blocks_s, dram_s, atomic_s)
-    total, heaviest = _instructions(trace, costs) if costs is not None else (0, [])
     return KernelTime(name, seconds, timing.launch_s, blocks_s, latency_s, pipe_s, dram_s, atomic_s, dram_bytes,
                       slowest[1], slowest[2], waves, min(per_sm, max(1, -(-n_blocks // dev.sms))),
                       issue_s=issue_s, compute_s=compute_s, instructions=total, heaviest=heaviest)
@@ -367,11 +366,14 @@ def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, u
 SCHEDULERS = 4  # warp schedulers per SM (each issues one warp instruction per cycle)
 
 
-def _warp_work(trace: Trace, costs: dict) -> dict:
-    """{block: (issue cycles of its warps together, the slowest warp's dependent-instruction
-    cycles, the busiest warp's issue cycles)}: each warp's runs of each line (sim/linecounts.py)
-    times what one run of the line costs (instructions.line_costs)."""
+def _warp_work(trace: Trace, costs: dict) -> tuple[dict, int, list]:
+    """({block: (issue cycles of its warps together, the slowest warp's dependent-instruction
+    cycles, the busiest warp's issue cycles)}, warp instructions issued, [(line, its share of the
+    issue cycles)] for the costliest lines): each warp's runs of each line (sim/linecounts.py)
+    times what one run of the line costs (instructions.line_costs), in one pass over the runs."""
     out: dict = {}
+    count = 0.0
+    by_line: dict = defaultdict(float)
     for warp, keys in (trace.line_runs or {}).items():
         issue = dependent = 0.0
         for _, line, _, _ in keys:
@@ -379,25 +381,15 @@ def _warp_work(trace: Trace, costs: dict) -> dict:
             if c is not None:
                 issue += c.issue
                 dependent += c.latency
+                count += sum(c.classes.values())
+                by_line[line] += c.issue
         block = warp // 64
         total, slowest, busiest = out.get(block, (0.0, 0.0, 0.0))
         out[block] = (total + issue, max(slowest, dependent), max(busiest, issue))
-    return out
-
-
-def _instructions(trace: Trace, costs: dict) -> tuple[int, list]:
-    """(warp instructions issued, [(line, its share of the issue cycles)] for the costliest lines)."""
-    count = 0.0
-    by_line: dict = defaultdict(float)
-    for keys in (trace.line_runs or {}).values():
-        for _, line, _, _ in keys:
-            c = costs.get(line)
-            if c is not None:
-                count += sum(c.classes.values())
-                by_line[line] += c.issue
     whole = sum(by_line.values())
     ranked = sorted(by_line.items(), key=lambda kv: -kv[1])[:3]
-    return int(round(count)), [[line, round(v / whole, 3)] for line, v in ranked if whole and v / whole >= 0.05]
+    heaviest = [[line, round(v / whole, 3)] for line, v in ranked if whole and v / whole >= 0.05]
+    return out, int(round(count)), heaviest
 
 
 def _heaviest(heaviest: list) -> str:
