@@ -19,3 +19,12 @@ def code_lines(source: str) -> set[str]:
         if code:
             out.add(code)
     return out
+
+
+def unified_diff(before: str, after: str, before_name: str, after_name: str) -> str:
+    """A unified diff, one line per line whatever the files end with: difflib's own, fed lines with
+    their endings, ran a last line without one into the next line of the diff."""
+    import difflib
+
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), before_name, after_name, lineterm="")
+    return "".join(line + "\n" for line in lines)

@@ -175,11 +175,11 @@ def test_continue_where_i_left_off(tmp_path):
 def test_hints_reveal_one_level_at_a_time_and_are_remembered(tmp_path, catalog):
     async def hints(app, pilot):
         panel = app.query_one(HintsPanel)
-        app.query_one("#verdict").focus()
-        await pilot.press("h")  # the code pane: a letter there is never a shortcut
-        assert panel.shown == 0
-        app.query_one("#lesson-scroll").focus()
-        await pilot.press("h")
+        for where in ("#verdict", "#lesson-scroll", "#thread-grid"):
+            app.query_one(where).focus()
+            await pilot.press("h")  # no letter is a shortcut, wherever the focus is
+            assert panel.shown == 0
+        await pilot.press("f7")
         assert panel.shown == 1
         await pilot.press("f7")
         assert panel.shown == 2
@@ -309,12 +309,15 @@ def test_watch_mode_runs_after_typing_stops(tmp_path):
     run_app(check, tmp_path)
 
 
-def test_the_palette_offers_every_bound_action():
+def test_the_palette_offers_every_bound_action_in_both_modes():
     from tutor.app.app import TutorApp
-    from tutor.app.commands import ACTIONS
+    from tutor.app.commands import actions
+    from tutor.app.keys import bindings
 
-    offered = {action for _, action, _ in ACTIONS}
-    assert {b.action for b in TutorApp.BINDINGS} <= offered
+    for served in (False, True):
+        offered = {action for _, action, _ in actions(served)}
+        assert {b.action for b in bindings(served)} <= offered
+    assert {b.action for b in TutorApp.BINDINGS} == {b.action for b in bindings(False)}
 
 
 def test_a_notice_quoting_a_bad_id_from_the_state_file_is_shown_as_plain_escaped_text(tmp_path):

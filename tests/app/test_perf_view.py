@@ -61,7 +61,7 @@ def test_an_uncoalesced_line_is_marked_in_the_gutter_with_a_legend(tmp_path):
         assert list(editor.marks) == [MARKED]
         assert gutter(editor, MARKED).rstrip() == " 9◆"  # the mark sits in the gutter's margin
         assert gutter(editor, MARKED - 1).rstrip() == " 8"
-        assert legend(app) == "◆ uncoalesced · config 2/6 (c in the thread pane: why)"
+        assert legend(app) == "◆ uncoalesced · config 2/6 (/ in the thread pane: why)"
         assert editor.text == NAIVE_TRANSPOSE  # drawn, never written
         await pilot.press("comma")  # config 1: one 4 x 4 tile, two whole sectors: nothing to mark
         await pilot.pause()
@@ -94,7 +94,7 @@ def test_typing_keeps_the_text_and_a_mark_follows_its_line_until_the_line_change
 def test_the_counters_view_lists_the_lines_and_shows_a_lines_lanes(tmp_path):
     async def check(app, pilot):
         editor, _ = await run_naive_on_config_2(app, pilot)
-        await pilot.press("c")
+        await pilot.press("slash")
         await pilot.pause()
         view = app.query_one(CountersView)
         lines = view.query_one(OptionList)
@@ -120,7 +120,7 @@ def test_the_counters_view_lists_the_lines_and_shows_a_lines_lanes(tmp_path):
 def test_enter_on_a_line_puts_the_editors_cursor_on_its_code_without_a_selection(tmp_path):
     async def check(app, pilot):
         editor, _ = await run_naive_on_config_2(app, pilot)
-        await pilot.press("c")
+        await pilot.press("slash")
         await pilot.pause()
         await pilot.press("down")
         await pilot.press("enter")
@@ -193,7 +193,7 @@ def test_a_config_without_a_trace_says_so_and_the_keys_stay_in_the_pane(catalog)
             pane = app.query_one(ThreadPane)
             pane.show_runs(runs, [c.counters for c in result.verdict.configs], puzzle.reference)
             await pilot.pause()
-            await pilot.press("c")
+            await pilot.press("slash")
             await pilot.pause()
             title = str(pane.query_one("#counters-lines-title", Static).render())
             assert title == "No trace was kept for this config, so its lines and roofline cannot be drawn."

@@ -169,7 +169,7 @@ def test_phase_step_shows_the_values_written_in_that_phase():
         await pilot.pause()
         assert grid.phase == 0 and out_row().split() == ["[0]", "0"]
         grid.play_interval = 0.05
-        await pilot.press("p")  # plays to the last phase, then stops
+        await pilot.press("space")  # plays to the last phase, then stops
         await until(pilot, lambda: not grid.playing, what="the play to stop")
         assert grid.phase == 1
         assert out_row().split() == ["[0]", final]
@@ -249,7 +249,7 @@ def test_c_shows_the_configs_memory_counters_and_c_again_the_grid(tmp_path, cata
         assert result.verdict.passed
         pane = app.query_one(ThreadPane)
         await pilot.press("ctrl+g")  # the grid's pane: its keys, never the editor's letters
-        await pilot.press("c")
+        await pilot.press("slash")
         await pilot.pause()
         shown = str(pane.query_one("#thread-pane-counters", Static).render())
         assert pane.has_class("-counters") and "sectors per request" in shown and "bank conflicts" in shown
@@ -261,7 +261,7 @@ def test_c_shows_the_configs_memory_counters_and_c_again_the_grid(tmp_path, cata
         assert app.query_one("#editor", TextArea).text == catalog.get("transpose").reference  # no key reached it
         assert not pane.grid.region.width  # the grid gives its room to the counters
         assert app.query_one("#editor", TextArea).text == catalog.get("transpose").reference
-        await pilot.press("c")
+        await pilot.press("slash")
         await pilot.pause()
         assert not pane.has_class("-counters") and pane.grid.region.width
 

@@ -185,3 +185,35 @@ def test_a_served_room_with_authored_hints_opens_no_socket_beyond_its_own_listen
         if record not in server:
             assert record["bind"] == [], record
     shutil.rmtree(report)
+
+
+def test_a_served_learner_turns_watch_on_with_the_browser_safe_key_and_stays_on_the_page(tmp_path, shots):
+    """ctrl+w, the terminal's watch key, closes a browser tab: served, watch is ctrl+o, and the next
+    puzzle F10 (ctrl+n opens a window); the footer says so and names no key the browser keeps."""
+    (tmp_path / "w.toml").write_text('title = "Keys club"\npuzzles = ["map", "zip"]\nhints = "authored"\n')
+    room = RoomProcess(tmp_path / "room", "--workshop", str(tmp_path / "w.toml"))
+    try:
+        with playwright_api.sync_playwright() as p:
+            browser = launch(p)
+            ada = Learner(browser, shots, "keys")
+            ada.page.goto(room.url)
+            ada.wait_for("your name", 60)  # a served room asks it once
+            ada.page.click("#terminal")
+            ada.keys("Ada", "<Enter>")
+            mark = len(ada.screen())
+            ada.wait_for("Watch", 30, since=mark)
+            ada.page.wait_for_timeout(500)
+            footer = ada.screen()[mark:]
+            assert "^o" in footer and "^w" not in footer and "^n" not in footer
+            mark = len(ada.screen())
+            ada.keys("<Control+o>")
+            ada.wait_for("watch on", 20, since=mark)
+            assert not ada.page.is_closed() and len(ada.context.pages) == 1
+            mark = len(ada.screen())
+            ada.keys("<F10>")
+            ada.wait_for("2/2", 20, since=mark)
+            ada.shot("watch-and-next")
+            assert not ada.page.is_closed() and len(ada.context.pages) == 1
+            browser.close()
+    finally:
+        room.stop()

@@ -12,20 +12,22 @@ from pathlib import Path
 
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual import events
+from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Header, Markdown, Tab, Tabs, TextArea
+from textual.widgets import Footer, Header, Input, Markdown, Tab, Tabs, TextArea
 
 from ..engine.process.gpulock import waiting_text
 from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_present
-from ..session import Session
+from ..session import Session, Trust
 from tutor.puzzles import Catalog, Puzzle, load_catalog
 from tutor.store import Autosaver, Store
 from tutor.textsafe import terminal_safe
 from tutor.workshop.config import reference_refusal
+from . import keys as app_keys
 from .commands import TutorCommands
 from .widgets.counters_view import CountersView
 from .widgets.editor import MARKS, CodeEditor, marks_of
@@ -38,8 +40,13 @@ NARROW = 110  # below this many columns the three panes become tabs
 WATCH_DELAY = 0.6
 CODE_MIN = 66  # the code pane's columns at the least: 55 characters of code beside the gutter
 # name: (the pane's id, its tab in a small terminal, the widget that takes the keys in it)
+# The failures sit under the editor, in its pane: a pane of their own for the keys (ctrl+e again, F4).
 PANES = {"lesson": ("lesson-pane", "tab-lesson", "lesson-scroll"), "code": ("code-pane", "tab-code", "editor"),
-         "threads": ("threads", "tab-threads", "thread-grid")}
+         "failures": ("code-pane", "tab-code", "verdict-list"), "threads": ("threads", "tab-threads", "thread-grid")}
+NOTICE_EVERY = 3.0  # seconds between two "press ctrl+e to type code" notices
+
+
+APP_ACTIONS = {key.action.split("(")[0] for key in app_keys.KEYS}
 
 
 class RunFinished(Message):
@@ -60,42 +67,7 @@ class TutorApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "gpu-tutor"
     COMMANDS = App.COMMANDS | {TutorCommands}
-    BINDINGS = [
-        Binding("ctrl+r", "run", "Run", id="run", priority=True, tooltip="Run the kernel on every config"),
-        Binding("f5", "run", "Run", show=False, id="run_f5", priority=True),
-        Binding("ctrl+w", "toggle_watch", "Watch", id="watch", priority=True,
-                tooltip="Re-run a moment after you stop typing"),
-        # A terminal sends ctrl+h as the backspace byte, so the hint key is F7 (and ctrl+t); ctrl+h still
-        # works where the terminal reports it as itself (the kitty keyboard protocol).
-        Binding("f7", "hint", "Hint", id="hint", priority=True, tooltip="Reveal the next hint"),
-        Binding("ctrl+t", "hint", "Hint", show=False, id="hint_t", priority=True),
-        Binding("ctrl+h", "hint", "Hint", show=False, id="hint_ctrl_h", priority=True),
-        Binding("escape", "cancel_hint", "Cancel hint", show=False, id="cancel_hint", priority=True),
-        # A letter only where nobody types code: never while the code pane is the one on show.
-        Binding("h", "hint_key", "Hint", show=False, id="hint_h",
-                tooltip="The next hint, from the lesson or the thread pane"),
-        Binding("ctrl+l", "pane('lesson')", "Lesson", id="pane_lesson", priority=True,
-                tooltip="The lesson pane (its diagrams scroll sideways with the arrows)"),
-        Binding("ctrl+e", "pane('code')", "Code", id="pane_code", priority=True, tooltip="The code editor"),
-        Binding("ctrl+g", "pane('threads')", "Grid", id="pane_threads", priority=True,
-                tooltip="The thread grid (arrows pick a thread)"),
-        Binding("ctrl+f", "zoom", "Zoom", id="zoom", priority=True,
-                tooltip="The pane you are in fills the screen; again to bring the others back"),
-        Binding("f2", "puzzles", "Puzzles", id="puzzles", tooltip="All puzzles and your progress"),
-        Binding("ctrl+n", "next_puzzle", "Next", id="next", priority=True, show=False,
-                tooltip="The next puzzle"),
-        Binding("ctrl+b", "previous_puzzle", "Prev", id="previous", priority=True, show=False),
-        Binding("f3", "reference", "Reference", id="reference", show=False,
-                tooltip="The reference solution beside yours (once solved)"),
-        Binding("f8", "switch_backend", "Backend", id="backend", show=False, tooltip="Simulator or GPU"),
-        Binding("f9", "reset", "Reset", id="reset", show=False, tooltip="Back to the starter (asks first)"),
-        Binding("f4", "next_pane", "Pane", id="pane", tooltip="The next pane (a tab in a small terminal)"),
-        Binding("f6", "optimise", "Optimise", id="optimise", show=False, priority=True,
-                tooltip="The AI coach proposes faster kernels; the verifier judges each"),
-        Binding("f1", "help", "Help", id="help"),
-        Binding("question_mark", "help", "Help", show=False, id="help_q"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True, show=False, tooltip="Quit (your code is saved)"),
-    ]
+    BINDINGS = app_keys.bindings(served=False)  # a served app binds its own set (tutor.app.keys)
 
     watching: reactive[bool] = reactive(False)
     backend: reactive[str] = reactive("sim")
@@ -113,6 +85,11 @@ class TutorApp(App):
         from tutor.ai.config import AISettings
 
         self.session = session or Session()
+        if self.served:  # a browser keeps ctrl+w, ctrl+n and ctrl+t for itself: the keys that reach the app
+            keys = dict(App._merge_bindings().key_to_bindings)  # Textual's own (ctrl+p, ctrl+c ...)
+            keys.update(BindingsMap(app_keys.bindings(served=True)).key_to_bindings)
+            self._bindings = BindingsMap.from_keys(keys)
+        self._typed_nowhere_at = 0.0  # when a letter typed where no text goes last said so
 
         self.workshop = workshop  # a facilitator's file (tutor.workshop.config): its puzzles, title and policies
         self._ask_name = ask_name or (workshop is not None and workshop.ask_name)
@@ -207,6 +184,11 @@ class TutorApp(App):
                 self.push_screen(NameScreen(title, self.store.root))
 
     @property
+    def served(self) -> bool:
+        """In a browser (gpu-tutor serve): the keys are the ones a browser lets through."""
+        return self.session.trust == Trust.SERVED
+
+    @property
     def solutions_policy(self) -> str:
         return self.workshop.solutions if self.workshop is not None else "after-solving"
 
@@ -279,14 +261,22 @@ class TutorApp(App):
             self._focus_pane(name)  # the pane on show has the keys: letters never fire shortcuts elsewhere
 
     def _focus_pane(self, name: str) -> None:
-        self._main.query_one(f"#{PANES[name][2]}").focus()
+        """The focus moves now, not from the app's queue (Widget.focus defers it there): the keys
+        typed right after ctrl+e, already queued, must land in the editor."""
+        self._main.set_focus(self._main.query_one(f"#{PANES[name][2]}"))
 
     def _holds_focus(self, name: str) -> bool:
         focused, pane = self.focused, self._main.query_one(f"#{PANES[name][0]}")
         return focused is not None and (focused is pane or pane in focused.ancestors)
 
     def _pane_of_focus(self) -> str:
-        return next((name for name in PANES if self._holds_focus(name)), "code")
+        focused = self.focused
+        if focused is not None and focused.id == PANES["failures"][2]:
+            return "failures"
+        return next((name for name in PANES if name != "failures" and self._holds_focus(name)), "code")
+
+    def _has_failures(self) -> bool:
+        return self._main.query_one(VerdictView).list.option_count > 0
 
     @on(Tabs.TabActivated, "#switcher")
     def _tab_activated(self, event: Tabs.TabActivated) -> None:
@@ -294,11 +284,15 @@ class TutorApp(App):
             self._show_pane(event.tab.id)
 
     def action_next_pane(self) -> None:
-        names = list(PANES)
-        self.action_pane(names[(names.index(self._pane_of_focus()) + 1) % len(names)])
+        names = [n for n in PANES if n != "failures" or self._has_failures()]
+        now = self._pane_of_focus()
+        self.action_pane(names[(names.index(now) + 1) % len(names)] if now in names else "threads")
 
     def action_pane(self, name: str) -> None:
-        """One key per pane: in a small terminal its tab, side by side its focus (and the zoom, if on)."""
+        """One key per pane: in a small terminal its tab, side by side its focus (and the zoom, if on).
+        The code's key, pressed in the editor, goes to the failures under it, and back."""
+        if name == "code" and self._pane_of_focus() == "code" and self._has_failures():
+            name = "failures"
         if self._narrow:
             self._switcher().active = PANES[name][1]
             self._show_pane(PANES[name][1])
@@ -443,7 +437,7 @@ class TutorApp(App):
     def action_help(self) -> None:
         from .screens.help import HelpScreen
 
-        self.push_screen(HelpScreen(self.BINDINGS))
+        self.push_screen(HelpScreen(app_keys.listed(self.served)))
 
     def action_hint(self) -> None:
         panel = self._main.query_one(HintsPanel)
@@ -476,20 +470,32 @@ class TutorApp(App):
                       self._hint_cancel)
 
     def check_action(self, action: str, parameters) -> bool | None:
+        if action in APP_ACTIONS and action != "quit" and self.screen_stack and self.screen is not self._main:
+            return False  # a dialog on top has the keys (its own escape, F1, F3); the app's wait for it
         if action == "cancel_hint":  # escape is the editor's and the dialogs' unless a hint streams
             return self._hint_cancel is not None
         if action == "zoom":  # a small terminal's panes are tabs, each the whole width already
             return not self._narrow
-        if action == "hint_key":  # the letter types in the code pane, whatever has the focus there
-            return self._pane_of_focus() != "code" and not self._code_on_show()
         return super().check_action(action, parameters)
 
-    def _code_on_show(self) -> bool:
-        return self._narrow and not self._main.query_one("#code-pane").has_class("-hidden")
+    async def _on_key(self, event: events.Key) -> None:
+        """A key no binding took reaches the app last. A character typed where no text goes (the
+        lesson, the grid, the failures) does nothing but say where text goes: no letter is a shortcut,
+        so a learner typing in the wrong pane never opens a hint or runs anything."""
+        if (event.is_printable and self.screen_stack and self.screen is self._main
+                and not isinstance(self.focused, (TextArea, Input))
+                and not any(event.key in bindings.key_to_bindings for _, bindings in self.screen._modal_binding_chain)):
+            event.prevent_default()
+            if time.monotonic() - self._typed_nowhere_at > NOTICE_EVERY:
+                self._typed_nowhere_at = time.monotonic()
+                self.notify("Press ctrl+e to type code: letters go only into the code editor.", timeout=NOTICE_EVERY)
 
-    def action_hint_key(self) -> None:
-        if self.check_action("hint_key", ()):
-            self.action_hint()
+    def action_saved(self) -> None:
+        """ctrl+s, from habit: the code saves itself; say so, and save what is pending now."""
+        self.autosaver.feed(self.puzzle.id, self._main.query_one("#editor", TextArea).text, time.monotonic())
+        self._save_code()
+        if self.autosaver.unsaved(self.puzzle.id) is None:
+            self.notify("Saved. Your code saves itself as you type; nothing to press.", timeout=3)
 
     def action_optimise(self) -> None:
         if not self.store.progress(self.puzzle.id).solved:
@@ -767,7 +773,7 @@ class TutorApp(App):
         index, total = self._marks_config
         legend = "  ".join(f"[${colour}]{glyph}[/] {word}"
                            for kind, (glyph, word, colour) in MARKS.items() if kind in kinds)
-        pane.border_subtitle = f"{legend} · config {index + 1}/{total} (c in the thread pane: why)"
+        pane.border_subtitle = f"{legend} · config {index + 1}/{total} (/ in the thread pane: why)"
 
     # -- notices and dialogs ----------------------------------------------------------------------
     def notify(self, message, *, title: str = "", severity="information", timeout=None, markup: bool = True):

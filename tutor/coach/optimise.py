@@ -14,7 +14,6 @@ candidate's at the task's scored shape (engine/analysis/modelled_time.py), label
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import math
@@ -188,8 +187,9 @@ class OptimiseResult:
     def diff(self) -> str:
         if self.best is None:
             return ""
-        return "".join(difflib.unified_diff(self.start_code.splitlines(True), self.best.code.splitlines(True),
-                                            "yours.py", "optimised.py"))
+        from tutor.sourcelines import unified_diff
+
+        return unified_diff(self.start_code, self.best.code, "yours.py", "optimised.py")
 
     def stop_text(self) -> str:
         """Why the session ended, in words both views print."""

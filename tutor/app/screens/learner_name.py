@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from tutor.workshop.learner import MAX_NAME, save_name
+from ..widgets.keys_in_order import InOrderInput
 
 
 class NameScreen(ModalScreen[str | None]):
@@ -47,7 +48,7 @@ class NameScreen(ModalScreen[str | None]):
             yield Label(f"[b]Welcome to {_escape(self.workshop_title)}[/]")
             yield Label("Your name (or a nickname), so your facilitator can see how you are getting on. "
                         "You are asked only once.")
-            yield Input(placeholder="your name", max_length=MAX_NAME + 20, id="name")
+            yield InOrderInput(placeholder="your name", max_length=MAX_NAME + 20, id="name")
             yield Label("", id="name-problem")
 
     def on_mount(self) -> None:

@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.widgets import Button, DataTable, Footer, Input, Label, Markdown, Static
 
 from tutor.textsafe import terminal_safe
+from ..widgets.keys_in_order import InOrderInput
 
 LIVE_LINES = 6
 
@@ -72,11 +73,11 @@ class OptimiseScreen(Screen):
                      id="opt-title", markup=False)
         with Horizontal(id="opt-form"):
             yield Label("wall-clock minutes")
-            yield Input(f"{self._default_budget().wall_s / 60:g}", id="opt-minutes", type="number")
+            yield InOrderInput(f"{self._default_budget().wall_s / 60:g}", id="opt-minutes", type="number")
             yield Label("rounds")
-            yield Input(str(self._default_budget().rounds), id="opt-rounds-max", type="integer")
+            yield InOrderInput(str(self._default_budget().rounds), id="opt-rounds-max", type="integer")
             yield Label("stop at")
-            yield Input("", id="opt-target", type="number", placeholder="2.0")
+            yield InOrderInput("", id="opt-target", type="number", placeholder="2.0")
             yield Button("Start", id="opt-start", variant="primary")
         yield Static("Set a budget and start: the minutes are wall time, the model's replies included. Esc cancels "
                      "a run, then closes.", id="opt-status", markup=False)

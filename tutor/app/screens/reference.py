@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-
 from rich.syntax import Syntax
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,6 +9,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from tutor.sourcelines import unified_diff
 from tutor.textsafe import terminal_safe
 from ..widgets.editor import CodeEditor
 
@@ -42,9 +41,7 @@ class ReferenceScreen(ModalScreen[None]):
         self.notice = notice  # why it opened, where it opened instead of something else
 
     def compose(self) -> ComposeResult:
-        diff = "".join(difflib.unified_diff(self.learner_code.splitlines(keepends=True),
-                                            self.puzzle.reference.splitlines(keepends=True),
-                                            "your code", "reference"))
+        diff = unified_diff(self.learner_code, self.puzzle.reference, "your code", "reference")
         with Vertical():
             if self.notice:
                 yield Label(self.notice, id="reference-notice", markup=False)

@@ -1,4 +1,4 @@
-"""The memory counters of the config on show, in place of the grid while asked for (c).
+"""The memory counters of the config on show, in place of the grid while asked for (/).
 
 Three views of one launch, top to bottom: the verdict's figures in words (what the child counted),
 every line that touched memory by cost, and the roofline. Picking a line (up/down) shows its

@@ -27,6 +27,7 @@ from textual.widgets import TextArea
 from textual.widgets.text_area import Document
 
 from tutor.textsafe import terminal_safe, terminal_safe_columns
+from .keys_in_order import run_own_binding
 
 DEDENTERS = ("return", "pass", "break", "continue", "raise")
 # A mark's kind (counters.Counters.marks): its gutter glyph, its word in the legend and its theme
@@ -34,6 +35,10 @@ DEDENTERS = ("return", "pass", "break", "continue", "raise")
 MARKS = {"uncoalesced": ("◆", "uncoalesced", "warning"), "conflicted": ("■", "bank conflicts", "error"),
          "divergent": ("◐", "idle lanes", "accent")}
 MARK_TEXT = 200  # a mark's words come from the child that counted: at most this many characters
+
+
+def _word(character: str) -> bool:
+    return character.isalnum() or character == "_"
 
 
 def next_indent(line: str, column: int, width: int = 4) -> str:
@@ -75,6 +80,9 @@ class CodeEditor(TextArea):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        # One undo step per word, at any typing speed: Textual's history also cut a step after 2 s
+        # without a key, so the same keys undid in different steps typed fast or slow.
+        self.history.checkpoint_timer = float("inf")
         self._ran: list[str] = []            # the lines the marks were counted on
         self._ran_marks: dict = {}           # their row -> [(kind, words)], most costly first
         self._mapped_for: list[str] | None = None
@@ -158,7 +166,24 @@ class CodeEditor(TextArea):
             indent = next_indent(self.document[row], column, self.indent_width)
             self._replace_via_keyboard("\n" + indent, start, end)
             return
+        if await run_own_binding(self, event):
+            return
+        if event.is_printable and not _word(event.character) and self.selection.is_empty:
+            row, column = self.cursor_location
+            if column and _word(self.document[row][column - 1]):
+                self.history.checkpoint()  # a word ends: the next undo step starts here
         await super()._on_key(event)
+
+    def action_delete_left(self) -> None:
+        """Backspace in a line's indentation removes a level of it (to the tab stop before), as
+        Python editors do; elsewhere one character."""
+        start, end = self.selection
+        row, column = end
+        before = self.document[row][:column]
+        if not self.read_only and start == end and column and not before.strip(" "):
+            self._delete_via_keyboard((row, (column - 1) // self.indent_width * self.indent_width), end)
+            return
+        super().action_delete_left()
 
     def action_go_to(self, top: bool) -> None:
         self.move_cursor((0, 0) if top else self.document.end)

@@ -49,7 +49,7 @@ class ThreadGrid(ScrollView, can_focus=True):
         Binding("down", "move(0, 1)", "thread down", show=False),
         Binding("left_square_bracket", "step(-1)", "phase back"),
         Binding("right_square_bracket", "step(1)", "phase on"),
-        Binding("p", "play", "play phases"),
+        Binding("space", "play", "play phases"),
     ]
 
     COMPONENT_CLASSES = {

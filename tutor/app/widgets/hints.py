@@ -49,7 +49,7 @@ class HintsPanel(Vertical):
         self._note = ""    # a withheld reply, a failure
 
     def compose(self) -> ComposeResult:
-        yield Static("Hints: press F7 (or h in the lesson) for a nudge.", id="hints-title", markup=False)
+        yield Static("Hints: press F7 for a nudge.", id="hints-title", markup=False)
         # Its own scroll, so hint 3 is never below a fixed edge: the wheel and the arrow keys move it.
         yield VerticalScroll(id="hints-scroll")
 
@@ -143,7 +143,7 @@ class HintsPanel(Vertical):
             parts.append(f"**{heading}** {text or '…'}")
         left = len(self._hints) - self.shown
         title = (f"Hints: {self.shown} of {len(self._hints)} shown" + (" · F7 for the next" if left else "")
-                 if self.shown or self._ai else "Hints: press F7 (or h in the lesson) for a nudge.")
+                 if self.shown or self._ai else "Hints: press F7 for a nudge.")
         for line in (self._note, self._status):
             if line:
                 title += f"\n{line}"

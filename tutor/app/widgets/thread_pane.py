@@ -5,8 +5,8 @@ opens on the first failing config and lets the learner flip through the others w
 The grid owns the selection and the phase; the pane only listens to its messages and hands the
 same (model, phase, thread) to the memory and detail views, so the three can never disagree.
 Models are built on first view of a config: building one walks the trace once, and a learner may
-never look at most configs. The same holds for the counts of a trace, which the counters view (c)
-draws its lines and roofline from. Whenever the config on show changes, the pane says so
+never look at most configs. The same holds for the counts of a trace, which the counters view
+draws its lines and roofline from (/). Whenever the config on show changes, the pane says so
 (CountsShown), so the editor can mark that config's costly lines.
 """
 
@@ -37,7 +37,7 @@ class ThreadPane(Vertical):
     BINDINGS = [
         Binding("comma", "config(-1)", "previous config"),
         Binding("full_stop", "config(1)", "next config"),
-        Binding("c", "counters", "memory counters"),
+        Binding("slash", "counters", "memory counters"),  # no letter: see tutor.app.keys
     ]
 
     DEFAULT_CSS = """

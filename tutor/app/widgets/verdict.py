@@ -17,6 +17,10 @@ from ...engine.trace import fmt_dim
 from ...engine.verdict import KIND_TITLES, Failure, Verdict
 
 
+# How to reach the list from the keyboard (tutor.app.keys: ctrl+e in the editor; F4 goes round too).
+PICK = "ctrl+e in the code: the failures (Enter: a failure's line and thread)"
+
+
 class FailureList(OptionList):
     """The failures, notes and prints of one verdict; the summary is the view's."""
 
@@ -110,10 +114,9 @@ class VerdictView(Vertical):
         elif verdict.passed:
             head = f"[b green]PASSED[/] all {total} configs on {verdict.backend}{took}"
         elif not total:
-            head = f"[b red]FAILED[/] before any config ran on {verdict.backend}{took} · select a failure to see its line"
+            head = f"[b red]FAILED[/] before any config ran on {verdict.backend}{took} · {PICK}"
         else:
-            head = (f"[b red]FAILED[/] {ok} of {total} configs passed on {verdict.backend}{took} "
-                    "· select a failure to see its line and thread")
+            head = f"[b red]FAILED[/] {ok} of {total} configs passed on {verdict.backend}{took} · {PICK}"
         head += _device_outcome(verdict)
         self._head(head)
         for n, f in enumerate(self._failures):
