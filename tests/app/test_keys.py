@@ -103,6 +103,25 @@ def test_at_80x24_a_tab_switch_and_typing_posted_together_type_in_the_code_tab(t
     run(check, tmp_path, size=(80, 24))
 
 
+def test_an_app_key_right_after_typing_acts_on_the_text_with_those_letters(tmp_path, catalog):
+    """ctrl+r ran the code without the letters still queued in the editor, ctrl+s saved it without them."""
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        reference = catalog.get("map").reference
+        editor.load_text(reference.replace("+ 10", "+ 1"))
+        app.action_pane("code")
+        put_cursor_after(editor, "+ 1")
+        app.last_result = None
+        post(app, T("0"), "ctrl+r")
+        await until(pilot, lambda: app.last_result is not None, 60, "the run")
+        assert app._ran_source == reference and app.last_result.verdict.passed
+        post(app, "ctrl+end", T("# mine"), "ctrl+s")
+        await settle(pilot)
+        assert app.store.load_code("map", "").endswith("# mine")
+
+    run(check, tmp_path)
+
+
 def test_the_learner_name_box_keeps_the_order_too(tmp_path):
     from tutor.app.screens.learner_name import NameScreen
 

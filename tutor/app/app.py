@@ -478,6 +478,14 @@ class TutorApp(App):
             return not self._narrow
         return super().check_action(action, parameters)
 
+    async def _check_bindings(self, key: str, priority: bool = False) -> bool:
+        """An app key waits for the keys typed before it: Textual runs it as soon as the app reads
+        it, while the letters ahead of it may still sit in the editor's own queue, so ctrl+r right
+        after typing ran the code without its last letters (and F3, ctrl+s, ctrl+n likewise)."""
+        if priority and isinstance(self.focused, (TextArea, Input)) and key in self._bindings.key_to_bindings:
+            await caught_up(self.focused)
+        return await super()._check_bindings(key, priority)
+
     async def _on_key(self, event: events.Key) -> None:
         """A key no binding took reaches the app last. A character typed where no text goes (the
         lesson, the grid, the failures) does nothing but say where text goes: no letter is a shortcut,
@@ -810,6 +818,19 @@ class TutorApp(App):
         """A child of the app's own ends with it; a borrowed one is its owner's to close."""
         if runner is not None and runner is not self._borrowed:
             runner.close()
+
+
+async def caught_up(widget, limit: float = 1.0) -> None:
+    """Once `widget` has handled every message queued to it before now (at most `limit` seconds:
+    a widget stuck elsewhere must not stop the app's keys)."""
+    import asyncio
+
+    done = asyncio.Event()
+    widget.call_later(done.set)
+    try:
+        await asyncio.wait_for(done.wait(), limit)
+    except TimeoutError:
+        pass
 
 
 def incomplete_python(source: str) -> str | None:
