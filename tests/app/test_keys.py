@@ -304,3 +304,16 @@ def test_an_app_key_waits_while_a_dialog_is_open(tmp_path):
 
     run(check, tmp_path)
 
+
+
+def test_the_palette_still_runs_app_actions_though_app_keys_wait_for_dialogs(tmp_path):
+    async def check(app, pilot):
+        for words, done in (("watch mode", lambda: app.watching), ("the next puzzle", lambda: app.puzzle.id != "map")):
+            await pilot.press("ctrl+p")
+            await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
+            await pilot.press(*words)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await until(pilot, done, what=words)
+
+    run(check, tmp_path)
