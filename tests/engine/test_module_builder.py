@@ -223,7 +223,7 @@ def test_what_only_compiling_finds_is_a_syntax_error_on_its_line_as_when_execute
         with pytest.raises(LoadError) as error:
             load_module_for_sim(source, "kernel.py", untrusted=untrusted)
         assert error.value.kind == "compile_error" and error.value.line == line
-        assert error.value.message.startswith("SyntaxError: ")
+        assert error.value.message.startswith(f"SyntaxError on line {line}, column ")
 
 
 def test_a_constant_sum_too_long_to_walk_is_a_finding_not_a_crash():

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from ..engine.process.gpulock import waiting_text
-from ..engine.runner import Runner, default_backend
+from ..engine.runner import Runner, default_backend, gpu_present
 from tutor.puzzles import load_catalog
 from tutor.textsafe import terminal_safe
 from tutor.workshop.cli import home_workshop
@@ -146,6 +146,10 @@ def cmd_check(args) -> int:
         from ..engine.views.textview import verdict_text
 
         print(verdict_text(verdict, color=sys.stdout.isatty()))
+        if backend == "sim" and "unsupported" in verdict.kinds() and gpu_present(args.session):
+            # the engine's words serve every mode; the flag is the command line's own
+            print(terminal_safe(f"note: `gpu-tutor check {puzzle.id} {filename} --backend gpu` checks it on this "
+                                "machine's GPU, where the real numba-cuda runs it."))
     return 0 if verdict.passed else 1
 
 

@@ -356,11 +356,13 @@ def _configs_of(failure: Failure) -> set:
 
 def one_root_cause(failures: list[Failure]) -> list[Failure]:
     """A file that does not compile also fails when run (a misspelt name is Numba's compile error
-    and the simulator's NameError): the compile error stands for both."""
+    and the simulator's NameError; a name the simulator does not model, its `unsupported`): the
+    compile error stands for both."""
     lines = {f.line for f in failures if f.kind == "compile_error"}
     if not lines:
         return failures
-    return [f for f in failures if not (f.kind == "runtime_error" and (f.line in lines or None in lines))]
+    return [f for f in failures if not (f.kind in ("runtime_error", "unsupported")
+                                        and (f.line in lines or None in lines))]
 
 
 def _compile_before_running(puzzle: Puzzle, source: str, filename: str, whose: str) -> Failure | None:

@@ -13,6 +13,7 @@ import types
 from contextlib import contextmanager
 
 from ..sim.fakecuda import SEVERAL_SIGNATURES, BadSignature, check_signature_fits, kernel_returns_nothing
+from ..sim.index_words import numba_indexing
 from .loader import LoadError, load_for_numba
 from ..verdict import Failure
 
@@ -445,7 +446,30 @@ def trim_numba_error(text: str, filename: str, source: str = "", exc: BaseExcept
             if pattern.search(code) and not code.lstrip().startswith(("def ", "import ", "from ")):
                 line = n
                 break
-    return line, _first_sentences(text)
+    message = _first_sentences(text)
+    lines = source.splitlines()
+    if line is not None and 0 < line <= len(lines):
+        message = numba_indexing(message, lines[line - 1], _array_names(source)) or message
+    return line, message
+
+
+def _array_names(source: str) -> set[str]:
+    """Names a file makes arrays: every function's parameters and what it allocates with
+    cuda.shared/local/const.array; a subscript of one of them is not the one that indexed a number."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return set()
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            names |= {a.arg for a in node.args.args}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                isinstance(node.value.func, ast.Attribute) and node.value.func.attr in ("array", "array_like"):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return names
 
 
 def _line_in_text(text: str, filename: str) -> int | None:
@@ -550,15 +574,18 @@ def _unknown_attribute(module: str, attr: str) -> str:
     import difflib
 
     shown = "cuda" if module == "numba.cuda" else module
-    message = f"Unknown attribute '{attr}' of module {module}: there is no `{shown}.{attr}`"
+    message = f"there is no `{shown}.{attr}` in {module}"
     try:
         import importlib
 
         names = [n for n in dir(importlib.import_module(module)) if not n.startswith("_")]
     except Exception:
         names = []
-    near = difflib.get_close_matches(attr, names, n=1, cutoff=0.75)
-    return message + (f" (did you mean `{shown}.{near[0]}`?)" if near else ".")
+    near = [n for n in names if n.lower() == attr.lower()] or difflib.get_close_matches(attr, names, n=1, cutoff=0.75)
+    if not near:
+        return message + "."
+    case = " Python names are case-sensitive." if near[0].lower() == attr.lower() else ""
+    return f"{message}: did you mean `{shown}.{near[0]}`?{case}"
 
 
 def _global_cannot_be_read(name: str, value: str) -> str:

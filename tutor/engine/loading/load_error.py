@@ -27,6 +27,21 @@ class LoadError(Exception):
         return cls("runtime_error", f"{type(error).__name__} while loading the file: {error} (line {line}).", line)
 
     @classmethod
+    def syntax(cls, error: SyntaxError) -> LoadError:
+        """A file Python cannot read: where, what Python saw, what to type (python_words.py)."""
+        from .python_words import syntax_error_message
+
+        return cls("compile_error", syntax_error_message(error), error.lineno or 1)
+
+    @classmethod
+    def outdented(cls, source: str, line: int | None) -> LoadError | None:
+        """Kernel code at column 0 that failed as module code: the indentation is the mistake."""
+        from .python_words import outdented_message
+
+        said = outdented_message(source, line)
+        return None if said is None else cls("compile_error", said, line)
+
+    @classmethod
     def unavailable(cls, what: str, line: int | None) -> LoadError:
         """Something of numba (or a module) the kernel file may not use here."""
         return cls("unsupported", f"`{what}` is not available in a kernel file (line {line}). {AVAILABLE}", line)

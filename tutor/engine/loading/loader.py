@@ -51,19 +51,18 @@ def execute(source: str, filename: str, namespace: dict, *, untrusted: bool = Fa
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as e:
-        raise LoadError("compile_error", f"SyntaxError: {e.msg} (line {e.lineno}). Fix the Python syntax "
-                        "on that line.", e.lineno) from None
+        raise LoadError.syntax(e) from None
     try:
         exec(code, namespace)
     except Unsupported as e:
         line = _line_in(e, filename)
-        raise LoadError.unavailable(e.what, line) from None
+        raise LoadError.outdented(source, line) or LoadError.unavailable(e.what, line) from None
     except BadSignature as e:
         line = _line_in(e, filename)
         raise LoadError("compile_error", f"@cuda.jit signature (line {line}): {e}.", line) from None
     except BaseException as e:  # a learner's module-level error, SystemExit included
         line = _line_in(e, filename)
-        raise LoadError.raised(e, line) from None
+        raise LoadError.outdented(source, line) or LoadError.raised(e, line) from None
 
 
 def check_kernel(namespace, filename, signature, is_kernel) -> None:

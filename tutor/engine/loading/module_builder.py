@@ -90,9 +90,8 @@ def build_module(source: str, filename: str, namespace: dict, import_module) -> 
     tree, findings = _parse_bounded(source, filename)
     if tree is None:
         f = findings[0]
-        if f.rule == "syntax":
-            raise LoadError("compile_error", f"SyntaxError: {f.message.split('(', 1)[-1].rstrip(').')} "
-                            f"(line {f.line}). Fix the Python syntax on that line.", f.line)
+        if f.rule == "syntax":  # the screen's words are a model's: parse again for Python's own error
+            raise LoadError.syntax(_syntax_error(source, filename, f.line))
         raise LoadError("static", {
             "too-large": f"The file is longer than a kernel file can be ({MAX_SOURCE_CHARS:,} characters at most); "
                          "keep the kernel, its helpers and its constants.",
@@ -102,9 +101,35 @@ def build_module(source: str, filename: str, namespace: dict, import_module) -> 
     try:  # compiling runs nothing; it finds what the parser lets through (`break` outside a loop, ...)
         compile(tree, filename, "exec", dont_inherit=True)
     except SyntaxError as e:
-        raise LoadError("compile_error", f"SyntaxError: {e.msg} (line {e.lineno}). Fix the Python syntax on that "
-                        "line.", e.lineno) from None
-    _Builder(source, filename, namespace, import_module).run(tree)
+        raise LoadError.syntax(e) from None
+    try:
+        _Builder(source, filename, namespace, import_module).run(tree)
+    except ModuleRefused as refused:
+        raise _outdented(refused, source) from None
+
+
+def _syntax_error(source: str, filename: str, line: int) -> SyntaxError:
+    try:
+        ast.parse(source, filename=filename)
+    except SyntaxError as e:
+        return e
+    return SyntaxError("invalid syntax", (filename, line, None, None))
+
+
+def _outdented(refused: ModuleRefused, source: str) -> LoadError:
+    """Kernel code pushed to column 0 is refused as module code; the indentation is what to fix,
+    said as the loader of a learner's own file says it (python_words.py)."""
+    findings, said = [], set()
+    for f in refused.findings:
+        moved = LoadError.outdented(source, f.line)
+        if moved is None:
+            findings.append(f)
+        elif moved.message not in said:
+            said.add(moved.message)
+            findings.append(Finding(f.line, "outdented", moved.message))
+    if all(f.rule == "outdented" for f in findings):
+        return LoadError.outdented(source, findings[0].line)
+    return ModuleRefused(findings)
 
 
 class _Builder:

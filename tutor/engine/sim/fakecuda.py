@@ -21,11 +21,25 @@ _getframe = sys._getframe
 
 
 class Unsupported(Exception):
-    """The kernel used a part of numba.cuda that the simulator does not model."""
+    """The kernel used a part of numba.cuda that the simulator does not model. `near`: a name the
+    simulator does model that it is most likely a slip for (`cuda.threadIdx` for `cuda.threadidx`),
+    which a GPU would not have either."""
 
-    def __init__(self, what: str):
+    def __init__(self, what: str, near: str | None = None):
         super().__init__(what)
         self.what = what
+        self.near = near
+
+
+def _missing(prefix: str, name: str, known) -> Unsupported:
+    """`prefix.name` is not modelled: with the modelled name it is a slip for, when there is one
+    (the same letters in another case, or a near spelling)."""
+    import difflib
+
+    names = [n for n in known if not n.startswith("_")]
+    same = [n for n in names if n.lower() == name.lower()]
+    near = same or difflib.get_close_matches(name, names, n=1, cutoff=0.8)
+    return Unsupported(f"{prefix}.{name}", f"{prefix}.{near[0]}" if near else None)
 
 
 class BadSignature(Exception):
@@ -272,7 +286,7 @@ class _Namespace:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise Unsupported(f"{self._prefix}.{name}")
+        raise _missing(self._prefix, name, self.__dict__)
 
 
 # numba.types, numba.core.types and numba.cuda.types: three modules in the real Numba (`is` tells them
@@ -363,7 +377,7 @@ class FakeCuda:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise Unsupported(f"cuda.{name}")
+        raise _missing("cuda", name, dir(self))
 
     # -- host side: what launch() may call, accepted and refused as numba-cuda does (hostapi.py) ---
     def device_array(self, shape, dtype=np.float64, strides=None, order="C", stream=0):
@@ -709,4 +723,4 @@ class FakeNumba:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        raise Unsupported(f"numba.{name}")
+        raise _missing("numba", name, dir(self))

@@ -30,6 +30,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 from .devicearray import memory_of
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
 from .hostapi import check_launchable, launch_config
+from .index_words import not_an_array
 from .simarray import NeedsCheckedRun, SimArray, fast_local, new_array
 from ..trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
@@ -659,17 +660,25 @@ class Launch:
         where = f"thread {fmt_dim(_tdim(self, t))} of block {fmt_dim(block)}"
         if isinstance(exc, KernelTimeout):
             self._fail_timeout(exc, t, line)
+        elif isinstance(exc, Unsupported) and exc.near:  # a slip of the name: a GPU has no such thing either
+            case = " Python names are case-sensitive." if exc.near.lower() == exc.what.lower() else ""
+            self.failures.append({
+                "kind": "runtime_error",
+                "message": f"There is no `{exc.what}` (line {line}, {where}): did you mean `{exc.near}`?{case}",
+                "block": block, "thread": _tdim(self, t), "line": line})
         elif isinstance(exc, Unsupported):
             self.failures.append({
                 "kind": "unsupported",
                 "message": (f"`{exc.what}` is not something the simulator models (line {line}, {where}). "
-                            "Use the features the lessons introduce, or run on a GPU with --backend gpu."),
+                            "Use the features the lessons introduce, or check the file on a GPU, where the real "
+                            "numba-cuda runs it."),
                 "block": block, "thread": _tdim(self, t), "line": line})
         else:
             name = type(exc).__name__
+            said = _indexed_a_number(exc, tb, self.filename, self.source_lines, line)
             self.failures.append({
                 "kind": "runtime_error",
-                "message": f"{name}: {exc} (line {line}, {where}).",
+                "message": f"line {line} ({where}): {said}" if said else f"{name}: {exc} (line {line}, {where}).",
                 "block": block, "thread": _tdim(self, t), "line": line})
         self.trace.stopped[t.tid] = "stopped by an error"
         self._abandon(threads, "stopped: the launch ended early")
@@ -819,6 +828,27 @@ def _assigned_name(lines, line) -> str | None:
         if m:
             return m.group(1)
     return None
+
+
+_NOT_INDEXABLE = re.compile(r"^'([\w.]+)' object (?:is not subscriptable|does not support item assignment)$")
+
+
+def _indexed_a_number(exc, tb, filename, source_lines, line) -> str | None:
+    """Python's "'int' object is not subscriptable", said as the real compiler's check says it
+    (index_words.py), with the thread's own locals telling which name on the line holds the number."""
+    match = _NOT_INDEXABLE.match(str(exc)) if isinstance(exc, TypeError) else None
+    if match is None or line is None or not 0 < line <= len(source_lines):
+        return None
+    frame_locals = {}
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            frame_locals = tb.tb_frame.f_locals
+        tb = tb.tb_next
+    scalars = [k for k, v in frame_locals.items() if isinstance(v, (bool, int, float, complex, np.generic))]
+    kind = match.group(1).removeprefix("numpy.")
+    what = ("a boolean" if kind.startswith("bool") else "an integer" if "int" in kind
+            else "a floating-point number" if "float" in kind else f"a {kind}")
+    return not_an_array(source_lines[line - 1], what, names=scalars)
 
 
 def _learner_line(tb, filename) -> int | None:
