@@ -217,9 +217,9 @@ def test_list_shows_what_the_learner_solved_and_tried(tmp_path):
     lines = out.splitlines()
     assert lines[0] == "Classic puzzles (1 of 14 solved)"
     row = {line.split()[1]: line for line in lines if line.startswith("  ")}
-    assert row["map"] == "   1. map                  solved  Map"
-    assert row["zip"] == "   2. zip                  tried   Zip"
-    assert row["guard"] == "   3. guard                        Guard"  # not started
+    assert row["map"] == "   1. map                    solved  Map"  # ids padded to the longest, 22
+    assert row["zip"] == "   2. zip                    tried   Zip"
+    assert row["guard"] == "   3. guard                          Guard"  # not started
     assert any(line.startswith("Advanced techniques (0 of ") for line in lines)
     assert all(len(line) <= 80 for line in lines)
 
@@ -286,7 +286,7 @@ def test_profile_line_shows_which_lanes_touched_which_banks(tmp_path, catalog):
     kernel = tmp_path / "m.py"
     kernel.write_text(catalog.get("matmul_tiled").reference)
     out = run_cli("profile", "matmul_tiled", kernel, "--line", "46").stdout
-    assert "shared load of a_tile" in out and "2 wavefront(s)" in out and "2 different words" in out
+    assert "shared load of a_tile" in out and "2 wavefronts" in out and "2 different words" in out
 
 
 @pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
@@ -313,3 +313,39 @@ def test_a_childs_forged_counters_are_dropped_not_shown():
     for bad in ({**good, "lines": [{**good["lines"][0], "sectors": "4; rm -rf"}]}, {"lines": "no"}, 7):
         assert _counted([bad]) is None
     assert _counted("nope") is None and _counted([good] * 65) is None
+
+
+@pytest.mark.parametrize("with_progress", [False, True])
+def test_list_lines_up_every_title_after_ids_longer_than_20_characters(tmp_path, catalog, with_progress):
+    """`perf_reduce_sequential` (22 characters) pushed its title two columns right of the others."""
+    if with_progress:
+        _some_progress(tmp_path / "data")
+    code, out, _ = _gpu_tutor_with_data(tmp_path / "data", "list")
+    rows = [line for line in out.splitlines() if line.startswith("  ")]
+    assert code == 0 and len(rows) == len(catalog.ids()) and any("perf_reduce_sequential" in r for r in rows)
+    starts = {row.index(catalog.get(row.split()[1]).title, len(row.split()[1]) + 6) for row in rows}
+    assert len(starts) == 1, rows
+
+
+def test_doctor_without_a_model_says_what_to_do_not_to_run_doctor(tmp_path):
+    env = {k: v for k, v in __import__("os").environ.items() if k != "GPU_TUTOR_CONFIG"}
+    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), GPU_TUTOR_DATA=str(tmp_path / "data"))
+    done = run_cli("doctor", env=env)  # no settings file where the platform keeps them
+    assert done.returncode == 1 and "no model is configured" in done.stdout, done.stdout + done.stderr
+    assert "gpu-tutor doctor" not in done.stdout  # it said "`gpu-tutor doctor` helps", to doctor's own reader
+    assert "--model" in done.stdout and "`gpu-tutor config --init` writes a commented settings file" in done.stdout
+    (tmp_path / "config.toml").write_text("[ai]\n")
+    done = run_cli("doctor", env={**env, "GPU_TUTOR_CONFIG": str(tmp_path / "config.toml")})
+    assert done.returncode == 1 and "gpu-tutor doctor" not in done.stdout
+    assert "edit the settings file above and set `model` under [ai]" in done.stdout
+
+
+def test_counters_say_1_request_and_1_sector_not_1_requests():
+    from tutor.engine.analysis.counters import summary_text
+
+    metrics = {"l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum": 1, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 1,
+               "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum": 2, "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum": 8,
+               "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum": 1}
+    text = summary_text({"metrics": metrics, "lines": []}, [])
+    assert "global loads: 1 request, 1 sector," in text and "global stores: 2 requests, 8 sectors," in text
+    assert "shared loads: 1 bank conflict" in text and "shared stores: 0 bank conflicts" in text

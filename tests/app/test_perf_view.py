@@ -104,7 +104,7 @@ def test_the_counters_view_lists_the_lines_and_shows_a_lines_lanes(tmp_path):
         assert prompts[1].startswith("◆ line   9  global store of out: 2.3 sectors/req (ideal 1.3)")
         detail = str(view.query_one("#counters-detail", Static).render())
         assert detail.startswith("line 9 (out[i, j] = a[j, i]), its costliest request per array:")
-        assert "global load of a, warp 0 of block (1, 0), execution 1 of the line: 5 sector(s) for 16 lane(s)" in detail
+        assert "global load of a, warp 0 of block (1, 0), execution 1 of the line: 5 sectors for 16 lanes" in detail
         assert "  sector 0: lanes 0-3" in detail and "  sector 4: lanes 13-15" in detail
         roof = str(view.query_one("#counters-roofline", Static).render())
         assert roof.startswith("NVIDIA H200") and "FLOP/s over FLOP/byte" in roof and "┊" in roof

@@ -199,14 +199,14 @@ def test_a_lines_costliest_request_lane_by_lane_shows_the_sectors_and_the_banks(
     trace, _ = simulate(source, (2, 8), (32, 8), [("out", np.zeros((64, 64), np.float32)),
                                                   ("a", np.zeros((64, 64), np.float32))])
     detail = line_detail(trace, 7, source)
-    assert "global load of a, warp 0 of block (0, 0), execution 1 of the line: 4 sector(s) for 32 lane(s)" in detail
+    assert "global load of a, warp 0 of block (0, 0), execution 1 of the line: 4 sectors for 32 lanes" in detail
     assert "  sector 0: lanes 0-7" in detail
-    assert "global store of out, warp 0 of block (0, 0), execution 1 of the line: 32 sector(s) for 32 lane(s)" in detail
+    assert "global store of out, warp 0 of block (0, 0), execution 1 of the line: 32 sectors for 32 lanes" in detail
     source = textwrap.dedent(COLUMN_READ.replace("(32, 33)", "(32, 32)")).lstrip("\n")
     trace, _ = simulate(source, (1,), (32, 32), [("out", np.zeros((32, 32), np.float32)),
                                                  ("a", np.zeros((32, 32), np.float32))])
     detail = line_detail(trace, 12, source)
-    assert any(d.startswith("shared load of tile") and d.endswith("32 wavefront(s)") for d in detail)
+    assert any(d.startswith("shared load of tile") and d.endswith("32 wavefronts") for d in detail)
     assert "  bank 0: lanes 0-31; 32 different words" in detail
     assert line_detail(trace, 1, source) == []
 
@@ -296,10 +296,10 @@ def test_a_lines_worst_request_says_after_how_many_barriers_it_ran():
     source = textwrap.dedent(ONE_LANE_PER_PHASE).lstrip("\n")
     trace, _ = simulate(source, (1,), (32,), [("out", np.zeros(32, np.float32)), ("a", np.ones(32, np.float32))])
     detail = line_detail(trace, 13, source)
-    assert "shared load of s, warp 0 of block (0,), execution 1 of the line after 1 barrier: 1 wavefront(s)" in detail
+    assert "shared load of s, warp 0 of block (0,), execution 1 of the line after 1 barrier: 1 wavefront" in detail
     assert "  bank 1: lane 1" in detail
     # before any barrier, no word of them
-    assert "shared store of s, warp 0 of block (0,), execution 1 of the line: 1 wavefront(s)" in \
+    assert "shared store of s, warp 0 of block (0,), execution 1 of the line: 1 wavefront" in \
         line_detail(trace, 9, source)
 
 

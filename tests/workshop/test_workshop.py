@@ -54,8 +54,8 @@ def test_the_restricted_catalog_has_only_the_workshop_puzzles_in_its_order(tmp_p
     ('title = "x"\npuzzles = ["map"]\nhints = "gpt"\n', "hints: 'gpt' is not allowed; use one of: 'authored', 'ai'"),
     ('title = "x"\npuzzles = ["map"]\nbackend = "tpu"\n',
      "backend: 'tpu' is not allowed; use one of: 'auto', 'sim', 'gpu'"),
-    ('title = "x"\npuzzles = ["map", "mapp"]\n', "w.toml: puzzles[1]: no puzzle 'mapp'; allowed: map, zip,"),
-    ('title = "x"\npuzzles = ["map", "map"]\n', "puzzles[1]: 'map' is listed twice; list each puzzle once"),
+    ('title = "x"\npuzzles = ["map", "mapp"]\n', "w.toml: puzzles #2: no puzzle 'mapp'; allowed: map, zip,"),
+    ('title = "x"\npuzzles = ["map", "map"]\n', "puzzles #2: 'map' is listed twice (first as #1); list each puzzle once"),
     ('title = "x"\npuzzles = []\n', "puzzles: the list is empty"),
     ('title = "x"\npuzzles = "map"\n', "puzzles: must be a list, not 'map'"),
     ('title = "x"\npuzzles = ["map"]\nask_name = "yes"\n', "ask_name: must be true or false, not 'yes'"),
@@ -128,7 +128,7 @@ def test_a_bad_workshop_file_stops_the_cli_with_one_line_and_status_2(tmp_path):
                       (["export", "--out", str(tmp_path / "e.json")], {"GPU_TUTOR_WORKSHOP": str(path)})):
         done = gpu_tutor(*args, env={"GPU_TUTOR_DATA": str(tmp_path / "data"), **env})
         assert done.returncode == 2
-        assert done.stderr.startswith(f"gpu-tutor: {path}: puzzles[0]: no puzzle 'nope'")
+        assert done.stderr.startswith(f"gpu-tutor: {path}: puzzles #1: no puzzle 'nope'")
         assert "Traceback" not in done.stderr
 
 
@@ -161,3 +161,37 @@ def test_a_pipe_given_as_the_workshop_file_is_refused_at_once(tmp_path, catalog)
     os.mkfifo(tmp_path / "w.toml")
     with pytest.raises(WorkshopError, match="w.toml: cannot be read: is a named pipe"):
         load_workshop(tmp_path / "w.toml", catalog)
+
+
+def test_workshop_check_numbers_puzzles_from_1_in_its_listing_and_in_its_errors(tmp_path):
+    """The listing said ` 2. zip` and an error in the same place said `puzzles[1]`."""
+    path = tmp_path / "w.toml"
+    path.write_text('title = "x"\npuzzles = ["map", "zip"]\n')
+    assert " 2. zip" in gpu_tutor("workshop", "check", str(path)).stdout
+    path.write_text('title = "x"\npuzzles = ["map", "zipp"]\n')
+    done = gpu_tutor("workshop", "check", str(path))
+    assert done.returncode == 2 and f"{path}: puzzles #2: no puzzle 'zipp'" in done.stderr
+
+
+def test_workshop_check_lines_up_titles_after_ids_longer_than_20_characters(tmp_path, catalog):
+    path = tmp_path / "w.toml"
+    path.write_text('title = "x"\npuzzles = ["map", "perf_reduce_sequential", "perf_transpose_shared"]\n')
+    listed = [line for line in gpu_tutor("workshop", "check", str(path)).stdout.splitlines()
+              if line.startswith("   ") and ". " in line]
+    assert len(listed) == 3
+    starts = {line.index(catalog.get(pid).title) for line, pid in
+              zip(listed, ["map", "perf_reduce_sequential", "perf_transpose_shared"])}
+    assert len(starts) == 1, listed
+
+
+def test_a_host_name_for_a_workshops_model_server_asks_for_its_ip_address(tmp_path, catalog):
+    """README calls `gpu-box` a server of your own (it is: it gets no key); a workshop is offline, and
+    a host name needs DNS. It said `gpu-box` was "not on this machine or the local network"."""
+    said = error(tmp_path, catalog, 'title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\nmodel = "m"\n'
+                                    'api_base = "http://gpu-box:8000/v1"\n')
+    assert "not on this machine or the local network" not in said
+    assert "ai.api_base: 'http://gpu-box:8000/v1' names your server by a host name, which takes a DNS lookup" in said
+    assert "give its IP address instead" in said
+    readme = (ROOT / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `hints` |"))
+    assert "`gpu-box` would need DNS" in row and "IP address" in row  # README says the same

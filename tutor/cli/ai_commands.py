@@ -95,6 +95,12 @@ def cmd_doctor(args) -> int:
         print(f"key:      from ${settings.api_key_env} ({state})")
     else:
         print(f"keys in the environment: {', '.join(known) if known else 'none of the usual variables'}")
+    if not settings.model:  # the settings' own reason sends the learner here, to `doctor`: say what to do
+        where = "edit the settings file above" if path.is_file() else \
+            "`gpu-tutor config --init` writes a commented settings file"
+        print("AI hints: off: no model is configured. Name one with --model (and --api-base for a server of "
+              f"your own), or {where} and set `model` under [ai]. Authored hints work without a model.")
+        return 1
     reason = settings.unavailable()
     if reason:
         print(f"AI hints: off: {reason}. Authored hints work without a model.")

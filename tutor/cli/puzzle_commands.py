@@ -103,6 +103,7 @@ def _list_text(catalog, store=None) -> str:
     or blank when not started."""
     lines = []
     n = 0
+    width = max((len(pid) for track in catalog.tracks for pid in track.puzzles), default=0)  # ids line up
     for track in catalog.tracks:
         solved = f" ({store.solved_count(track.puzzles)} of {len(track.puzzles)} solved)" if store else ""
         lines.append(f"{track.title}{solved}")
@@ -110,9 +111,9 @@ def _list_text(catalog, store=None) -> str:
             n += 1
             p = catalog.puzzles[pid]
             if store:
-                lines.append(f"  {n:2d}. {p.id:<20} {_STATE_TEXT[_status(store.progress(pid))]:<6}  {p.title}")
+                lines.append(f"  {n:2d}. {p.id:<{width}} {_STATE_TEXT[_status(store.progress(pid))]:<6}  {p.title}")
             else:
-                lines.append(f"  {n:2d}. {p.id:<20} {p.title}")
+                lines.append(f"  {n:2d}. {p.id:<{width}} {p.title}")
     return "\n".join(lines)
 
 

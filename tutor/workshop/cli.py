@@ -110,8 +110,9 @@ def cmd_workshop_check(args) -> int:
     say(f"{workshop.path}: OK")
     say(f"title:     {workshop.title}")
     say(f"puzzles:   {len(workshop.puzzles)}")
+    width = max(len(p.id) for p in catalog.ordered())  # ids line up, however long
     for n, p in enumerate(catalog.ordered(), 1):
-        say(f"  {n:2d}. {p.id:<20} {p.title}")
+        say(f"  {n:2d}. {p.id:<{width}} {p.title}")
     say(f"solutions: {workshop.solutions}")
     hints = "authored only (no network)" if workshop.hints == "authored" else \
         f"AI: {workshop.ai['model']} at {workshop.ai['api_base']} (offline otherwise)"

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tutor.ai.config import AISettings, ConfigError, is_local_url
+from tutor.ai.config import AISettings, ConfigError, is_local_url, is_own_server_url
 from ..engine.process.gpulock import DEFAULT_TURNS, MAX_TURNS
 from tutor.puzzles import Catalog, Track
 from tutor.textsafe import has_unsafe
@@ -193,6 +193,17 @@ def workshop_from_dict(raw: dict, path: Path, catalog: Catalog) -> Workshop:
                     gpu_queue=gpu_queue, gpu_turns=gpu_turns, ai=ai, **values)
 
 
+def _not_offline(api_base: str) -> str:
+    """Why a workshop cannot use this api_base. A workshop is offline, and offline means no DNS: a
+    name only your network knows (`gpu-box`, `lab.local`) may well be a server of your own (tutor.ai's
+    settings send it no key for that reason), but finding it is a network lookup."""
+    if is_own_server_url(api_base):
+        return (f"{api_base!r} names your server by a host name, which takes a DNS lookup, and a workshop is offline; "
+                "give its IP address instead, such as http://192.168.1.10:11434, or localhost")
+    return (f"{api_base!r} is not on this machine or the local network; a workshop is offline, so use localhost or "
+            "an IP address such as http://192.168.1.10:11434")
+
+
 def _check_type(fail, key: str, value, kind) -> None:
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
@@ -207,13 +218,14 @@ def _puzzle_ids(fail, ids: list, catalog: Catalog) -> tuple[str, ...]:
         raise fail("puzzles", "the list is empty; name at least one puzzle (ids from `gpu-tutor list`)")
     known = catalog.ids()
     seen = []
-    for n, pid in enumerate(ids):
+    for n, pid in enumerate(ids, 1):  # counted as `workshop check` lists them: the first is #1
         if not isinstance(pid, str):
-            raise fail(f"puzzles[{n}]", f"must be a puzzle id in quotes, not {pid!r}")
+            raise fail(f"puzzles #{n}", f"must be a puzzle id in quotes, not {pid!r}")
         if pid not in known:
-            raise fail(f"puzzles[{n}]", f"no puzzle {pid!r}; allowed: {', '.join(known)}")
+            raise fail(f"puzzles #{n}", f"no puzzle {pid!r}; allowed: {', '.join(known)}")
         if pid in seen:
-            raise fail(f"puzzles[{n}]", f"{pid!r} is listed twice; list each puzzle once")
+            raise fail(f"puzzles #{n}", f"{pid!r} is listed twice (first as #{seen.index(pid) + 1}); list each "
+                                        "puzzle once")
         seen.append(pid)
     return tuple(seen)
 
@@ -236,8 +248,7 @@ def _ai_table(fail, table: dict | None, hints: str) -> dict:
             raise fail(f"ai.{key}", "missing; hints = \"ai\" needs [ai] model and api_base (a server on this "
                                     "machine or the local network), or use hints = \"authored\"")
     if not is_local_url(table["api_base"]):
-        raise fail("ai.api_base", f"{table['api_base']!r} is not on this machine or the local network; a workshop "
-                                  "is offline, so use localhost or an IP address such as http://192.168.1.10:11434")
+        raise fail("ai.api_base", _not_offline(table["api_base"]))
     if "timeout" in table and table["timeout"] <= 0:
         raise fail("ai.timeout", "must be more than 0 seconds")
     if "max_tokens" in table and table["max_tokens"] < 1:

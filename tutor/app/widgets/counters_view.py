@@ -169,12 +169,13 @@ class CountersView(VerticalScroll, can_focus=False):
 def _row(x, source_lines: list[str], kinds: list[str]) -> Text:
     """One line of the list: its marks' glyphs, what it does, what it costs, its code."""
     from ...engine.analysis.counters import ACCESS_NAMES, GLOBAL
+    from ...plural import counted
 
     what = ACCESS_NAMES.get((x.space, x.op), f"{x.space} {x.op}")
     if x.space == GLOBAL:
         cost = f"{x.sectors_per_request:.1f} sectors/req (ideal {x.ideal_sectors / x.requests:.1f})"
     else:
-        cost = f"{x.bank_conflicts} bank conflicts"
+        cost = counted(x.bank_conflicts, "bank conflict")
     code = source_lines[x.line - 1].strip() if 0 < x.line <= len(source_lines) else ""
     glyphs = "".join(MARKS[k][0] for k in MARKS if k in kinds)
     text = Text(terminal_safe(f"{glyphs:<2}line {x.line:>3}  {what} of {x.array}: {cost}, "

@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 from ..trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
+from tutor.plural import counted, plural
 
 WARP = 32
 SECTOR = 32
@@ -226,9 +227,10 @@ class Counters:
             for kind in self.mark_kinds(c):
                 text = (f"{c.sectors_per_request:.1f} sectors per request (ideal {c.ideal_sectors / c.requests:.1f})"
                         if kind == "uncoalesced" else
-                        (f"{c.bank_conflicts} extra wavefronts over {c.requests} requests (lanes updating one "
-                         "word or bank wait their turn)" if c.op == "atom" else
-                         f"{c.bank_conflicts} bank conflicts over {c.requests} requests") if kind == "conflicted" else
+                        (f"{counted(c.bank_conflicts, 'extra wavefront')} over {counted(c.requests, 'request')} "
+                         "(lanes updating one word or bank wait their turn)" if c.op == "atom" else
+                         f"{counted(c.bank_conflicts, 'bank conflict')} over {counted(c.requests, 'request')}")
+                        if kind == "conflicted" else
                         f"{c.lanes_per_request:.1f} of {self._warp_width():g} lanes active per request")
                 found.setdefault((c.line, kind), []).append(f"{what}: {text}")
         order = sorted(found, key=lambda key: (key[0], MARK_KINDS.index(key[1])))
@@ -343,7 +345,7 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
                 for sector in units((flat,), size, SECTOR):
                     by[sector].append(lane)
             parts = [f"sector {unit}: {_lanes(lanes)}" for unit, lanes in sorted(by.items())]
-            out.append(f"{where}: {cost} sector(s) for {len(accesses)} lane(s)")
+            out.append(f"{where}: {counted(cost, 'sector')} for {counted(len(accesses), 'lane')}")
         else:
             words: dict = defaultdict(set)
             for lane, flat in sorted(accesses):
@@ -352,7 +354,7 @@ def line_detail(trace: Trace, line: int, source: str | None = None) -> list[str]
                     words[word % BANKS].add(word)
             parts = [f"bank {bank}: {_lanes(lanes)}" + (f"; {len(words[bank])} different words" if len(words[bank]) > 1
                                                          else "") for bank, lanes in sorted(by.items())]
-            out.append(f"{where}: {cost} wavefront(s)")
+            out.append(f"{where}: {counted(cost, 'wavefront')}")
         out += [f"  {p}" for p in parts]
     return out
 
@@ -525,17 +527,19 @@ def counters_text(c: Counters, source_lines: list[str], title: str = "", most: i
         sectors = m[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum"]
         ideal = sum(x.ideal_sectors for x in c.lines if x.space == GLOBAL and x.op == tag)
         per = f"{sectors / requests:.1f}" if requests else "-"
-        out.append(f"  global {what:<7} {requests:>7} requests {sectors:>8} sectors  {per:>5} per request"
+        out.append(f"  global {what:<7} {requests:>7} {plural(requests, 'request'):<8} {sectors:>8} "
+                   f"{plural(sectors, 'sector'):<7}  {per:>5} per request"
                    + (f"  (ideal {ideal}, {ideal / sectors:.0%} efficient)" if sectors else ""))
     for tag, what in (("ld", "loads"), ("st", "stores")):
         conflicts = m[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum"]
         requests = c.total(SHARED, tag, "requests")
-        out.append(f"  shared {what:<7} {requests:>7} requests {conflicts:>8} bank conflicts (extra wavefronts)")
+        out.append(f"  shared {what:<7} {requests:>7} {plural(requests, 'request'):<8} {conflicts:>8} "
+                   f"{plural(conflicts, 'bank conflict')} (extra wavefronts)")
     lanes = m["smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)"]
     out.append(f"  active lanes per memory request: {lanes if lanes is not None else '-'} of {WARP}")
     if m["atomics"]:
         worst = max(x.same_address for x in c.lines if x.op == "atom")
-        out.append(f"  atomics: {m['atomics']}, up to {worst} lanes of one request on one address")
+        out.append(f"  atomics: {m['atomics']}, up to {counted(worst, 'lane')} of one request on one address")
     ranked = [x for x in c.ranked() if x.requests][:most]
     if ranked:
         out += ["", "  lines by cost:"]
@@ -544,7 +548,7 @@ def counters_text(c: Counters, source_lines: list[str], title: str = "", most: i
             if x.space == GLOBAL:
                 cost = f"{x.sectors_per_request:.1f} sectors/request (ideal {x.ideal_sectors / x.requests:.1f})"
             else:
-                cost = f"{x.bank_conflicts} bank conflicts"
+                cost = counted(x.bank_conflicts, "bank conflict")
             out.append(f"  line {x.line or '?':>3}  {ACCESS_NAMES.get((x.space, x.op), x.op):<14} {x.array:<8} "
                        f"{x.requests:>6} req  {cost}, {x.lanes_per_request:.0f} lanes  | {code}")
     out += ["", "  " + "; ".join(c.notes) + "."]
@@ -577,7 +581,7 @@ def advice(summary, source_lines: list[str], most: int = 3) -> list[str]:
         elif space == SHARED:
             conflicts = int(x.get("bank_conflicts", 0))
             if requests and conflicts:
-                out.append(f"{head}, {conflicts} bank conflicts on {requests} requests "
+                out.append(f"{head}, {counted(conflicts, 'bank conflict')} on {counted(requests, 'request')} "
                            f"({1 + conflicts / requests:.1f} wavefronts each)")
     return out
 
@@ -612,10 +616,10 @@ def summary_text(summary, source_lines: list[str]) -> str:
         requests = num(f"l1tex__t_requests_pipe_lsu_mem_global_op_{tag}.sum")
         sectors = num(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{tag}.sum")
         per = f", {sectors / requests:.1f} sectors per request" if requests else ""
-        out.append(f"  global {what}: {requests} requests, {sectors} sectors{per}")
+        out.append(f"  global {what}: {counted(requests, 'request')}, {counted(sectors, 'sector')}{per}")
     for tag, what in (("ld", "loads"), ("st", "stores")):
-        out.append(f"  shared {what}: {num(f'l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum')} "
-                   "bank conflicts")
+        conflicts = num(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{tag}.sum")
+        out.append(f"  shared {what}: {counted(conflicts, 'bank conflict')}")
     lanes = num("smsp__thread_inst_executed_per_inst_executed.ratio (memory instructions)")
     out.append(f"  active lanes per memory request: {lanes:g} of {WARP}")
     if num("atomics"):

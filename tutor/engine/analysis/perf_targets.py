@@ -24,6 +24,7 @@ from __future__ import annotations
 from .counters import SECTOR, WARP, Counters, LineCounters
 from ..trace import GLOBAL, SHARED
 from ..verdict import Failure
+from tutor.plural import counted, plural
 from tutor.puzzles import PERF_TARGETS
 
 # a ratio of sector counts equal in exact arithmetic may differ in the last bit
@@ -94,8 +95,9 @@ def _said(name: str, value: float, target: float, m: dict, flops: float | None) 
         what, verb = ("loads", "read") if name == "global_load_efficiency" else ("stores", "wrote")
         return (f"Global {what} moved {m.get('moved', 0):,} 32-byte sectors where the elements they {verb} "
                 f"fill {m.get('needed', 0):,}: {value:.0%} efficiency; this puzzle asks for at least "
-                f"{target:.0%}. The worst is {at}: {w.get('requests', 0)} request(s) pulled {w.get('sectors', 0)} "
-                f"sectors, {w.get('sectors', 0) - w.get('needed', 0)} of them sectors that other requests "
+                f"{target:.0%}. The worst is {at}: {counted(w.get('requests', 0), 'request')} pulled "
+                f"{counted(w.get('sectors', 0), 'sector')}, {w.get('sectors', 0) - w.get('needed', 0)} of them "
+                "sectors that other requests "
                 f"pulled too ({w.get('sectors_per_request', 0):g} sectors per request). A warp's 32 lanes "
                 "access memory together: when neighbouring lanes touch neighbouring elements in one "
                 "instruction their bytes share sectors; when they are far apart, or their accesses are "
@@ -103,11 +105,12 @@ def _said(name: str, value: float, target: float, m: dict, flops: float | None) 
                 "pulled again and again. Let threadIdx.x run along consecutive addresses.")
     if name == "shared_extra_wavefronts":
         extra = w.get("wavefronts", 0) - w.get("needed", 0)
-        return (f"Shared memory took {m.get('moved', 0):,} wavefronts where the accesses need "
+        return (f"Shared memory took {m.get('moved', 0):,} {plural(m.get('moved', 0), 'wavefront')} where the "
+                f"accesses need "
                 f"{m.get('needed', 0):,} (one per access of the busiest lane of each warp, barrier phase by barrier "
                 f"phase): {int(value):,} "
-                f"extra; this puzzle allows {int(target)}. The worst is {at}: {w.get('requests', 0)} request(s) "
-                f"took {w.get('wavefronts', 0)} wavefronts, {extra} more than its accesses need. Shared memory "
+                f"extra; this puzzle allows {int(target)}. The worst is {at}: {counted(w.get('requests', 0), 'request')} "
+                f"took {counted(w.get('wavefronts', 0), 'wavefront')}, {extra} more than its accesses need. Shared memory "
                 "has 32 banks of 4 bytes; lanes of a warp that touch different words in the same bank, or "
                 "update one word with an atomic, wait for each other, and a warp's accesses split over "
                 "several instructions take a wavefront each. A column of a 32-wide float tile lies in one "
@@ -115,12 +118,12 @@ def _said(name: str, value: float, target: float, m: dict, flops: float | None) 
     if name == "shared_lanes_per_request":
         return (f"Shared-memory instructions run with {value:.3g} active lanes on average; this puzzle asks "
                 f"for at least {target:.3g} of a warp's {WARP}. The worst is {at}: "
-                f"{w.get('lanes_per_request', 0):g} lanes per request over {w.get('requests', 0)} request(s). "
+                f"{w.get('lanes_per_request', 0):g} lanes per request over {counted(w.get('requests', 0), 'request')}. "
                 "A warp issues an instruction once for all its lanes; lanes that a branch switched off "
                 "still cost the warp its turn. Keep the working threads together (the first s threads, "
                 "not every 2s-th) so whole warps work or whole warps rest.")
     if name == "shared_requests":
-        return (f"The launch made {int(value)} shared-memory requests; this puzzle allows {int(target)}. "
+        return (f"The launch made {counted(int(value), 'shared-memory request')}; this puzzle allows {int(target)}. "
                 f"The most are on {at} ({w.get('requests', 0)}). Every round through shared memory is a "
                 "store, a barrier and a load; within a warp, lanes can hand values to each other directly "
                 "with cuda.shfl_down_sync, and only one value per warp needs shared memory.")
