@@ -147,3 +147,15 @@ def test_every_learner_reads_the_same_words_for_the_four_mistakes(trust):
             assert failure.line == line and words in failure.message, failure
             for never in ("--backend", "getitem", "complete, valid Python module", "NameError"):
                 assert never not in failure.message, failure
+
+
+def test_a_name_numba_has_and_the_simulator_lacks_is_not_called_a_slip():
+    """numba-cuda's `cuda.uint8x4` is spelt near the simulator's `cuda.uint8`: a question, not "there is no"."""
+    source = HEAD + "    v = cuda.uint8x4\n    out[i] = a[i]\n"
+    out, a = np.zeros(4, np.float32), np.ones(4, np.float32)
+    _, failures = simulate(source, 1, 4, [("out", out), ("a", a)], filename="map.py")
+    (failure,) = failures
+    assert failure.kind == "unsupported" and "There is no" not in failure.message
+    assert failure.message == ("`cuda.uint8x4` is not something the simulator models (line 7, thread (0,) of block "
+                               "(0,)). Did you mean `cuda.uint8`? Use the features the lessons introduce, or check "
+                               "the file on a GPU, where the real numba-cuda runs it.")

@@ -22,8 +22,9 @@ _getframe = sys._getframe
 
 class Unsupported(Exception):
     """The kernel used a part of numba.cuda that the simulator does not model. `near`: a name the
-    simulator does model that it is most likely a slip for (`cuda.threadIdx` for `cuda.threadidx`),
-    which a GPU would not have either."""
+    simulator does model that it may be a slip for: certainly so when only the case differs
+    (`cuda.threadIdx` for `cuda.threadidx`: numba-cuda has no two names so alike), perhaps when the
+    spelling is close (`cuda.syncthread`; but numba-cuda's `cuda.uint8x4` is near `cuda.uint8` too)."""
 
     def __init__(self, what: str, near: str | None = None):
         super().__init__(what)

@@ -660,16 +660,18 @@ class Launch:
         where = f"thread {fmt_dim(_tdim(self, t))} of block {fmt_dim(block)}"
         if isinstance(exc, KernelTimeout):
             self._fail_timeout(exc, t, line)
-        elif isinstance(exc, Unsupported) and exc.near:  # a slip of the name: a GPU has no such thing either
-            case = " Python names are case-sensitive." if exc.near.lower() == exc.what.lower() else ""
+        elif isinstance(exc, Unsupported) and exc.near and exc.near.lower() == exc.what.lower():
+            # the same letters as a name the simulator has: a slip, and numba-cuda has no such name either
             self.failures.append({
                 "kind": "runtime_error",
-                "message": f"There is no `{exc.what}` (line {line}, {where}): did you mean `{exc.near}`?{case}",
+                "message": (f"There is no `{exc.what}` (line {line}, {where}): did you mean `{exc.near}`? "
+                            "Python names are case-sensitive."),
                 "block": block, "thread": _tdim(self, t), "line": line})
-        elif isinstance(exc, Unsupported):
+        elif isinstance(exc, Unsupported):  # numba-cuda may have it (cuda.uint8x4), or it may be a typo
+            near = f" Did you mean `{exc.near}`?" if exc.near else ""
             self.failures.append({
                 "kind": "unsupported",
-                "message": (f"`{exc.what}` is not something the simulator models (line {line}, {where}). "
+                "message": (f"`{exc.what}` is not something the simulator models (line {line}, {where}).{near} "
                             "Use the features the lessons introduce, or check the file on a GPU, where the real "
                             "numba-cuda runs it."),
                 "block": block, "thread": _tdim(self, t), "line": line})
