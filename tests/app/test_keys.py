@@ -317,3 +317,14 @@ def test_the_palette_still_runs_app_actions_though_app_keys_wait_for_dialogs(tmp
             await until(pilot, done, what=words)
 
     run(check, tmp_path)
+
+
+def test_a_served_learner_without_a_model_is_sent_to_the_facilitator_not_to_a_command_line_flag(tmp_path):
+    async def check(app, pilot):
+        assert "facilitator" in app._no_model() and "--model" not in app._no_model()
+
+    async def local(app, pilot):
+        assert "--model" in app._no_model()
+
+    run(check, tmp_path / "served", served=True)
+    run(local, tmp_path / "local")

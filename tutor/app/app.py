@@ -528,8 +528,16 @@ class TutorApp(App):
 
         self.push_screen(TaskPicker(coaching_tasks()), chosen)
 
-    def _open_optimiser(self, target, start_code: str) -> None:
+    def _no_model(self) -> str | None:
+        """Why no model may be called, in the words of this mode: a served learner cannot start
+        the program with --model, so the room's facilitator is the one to ask."""
         reason = self.ai_settings.unavailable()
+        if reason and self.served and not self.ai_settings.model:
+            return "this room has no AI model (your facilitator chooses one)"
+        return reason
+
+    def _open_optimiser(self, target, start_code: str) -> None:
+        reason = self._no_model()
         if reason:
             self._worked_answer(target, start_code, reason)
             return
