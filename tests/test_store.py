@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tutor.store import DATA_ENV, Autosaver, PuzzleProgress, Store
+from tutor.store import DATA_ENV, Autosaver, PuzzleProgress, Store, iso_time
 
 STARTER = "from numba import cuda\n\n\n@cuda.jit\ndef kernel(a, out):\n    pass  # your code here\n"
 
@@ -193,7 +193,12 @@ def test_progress_with_an_injected_clock(tmp_path):
     assert p.first_opened_at == "2023-11-14T22:13:20.000+00:00"
     assert p.solved_at == "2023-11-14T22:23:20.000+00:00"
     assert (p.hint_levels_used, p.ai_hints_used) == (2, 2)
-    assert store.progress("zip") == PuzzleProgress(first_opened_at=store.progress("zip").first_opened_at)
+    # active time: 100 s to the first run; the 500 s before the pass is an idle gap, so 100 s to solve;
+    # then 50 s to the next run; the 1000 s before reopening is idle too
+    assert (p.active_s, p.active_to_solve_s) == (150.0, 100.0)
+    assert p.last_active_at == "2023-11-14T22:40:50.000+00:00"  # the reopening, the hints and leaving for zip
+    zip_opened = store.progress("zip").first_opened_at
+    assert store.progress("zip") == PuzzleProgress(first_opened_at=zip_opened, active_s=0.0, last_active_at=zip_opened)
     assert store.last_puzzle == "zip"
     assert store.solved_count(["map", "zip", "never-seen"]) == 1
 
@@ -203,6 +208,100 @@ def test_progress_with_an_injected_clock(tmp_path):
     data = json.loads((tmp_path / "state.json").read_text())
     assert data["puzzles"]["map"]["attempts"] == 3 and data["last_puzzle"] == "zip"
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]
+
+
+# ---- active time (tutor.activity): only while the app is open and the learner does something
+
+
+def test_a_puzzle_passed_through_in_3_s_has_3_s_while_the_one_worked_on_has_its_10_minutes(tmp_path):
+    """On main a puzzle's time was the clock since it was first opened: this one read as 17 minutes."""
+    clock = FakeClock()
+    store = Store(tmp_path, clock=clock)
+    start = clock.t
+    store.record_open("map")
+    clock.t += 3
+    store.record_open("zip")  # leaving map for zip ends map's span
+    for _ in range(20):  # a key every 30 s for 10 minutes
+        clock.t += 30
+        store.record_activity("zip")
+    store.record_run("zip", passed=False)
+    clock.t += 7 * 60  # then away: the gap is idle
+    store.record_close()
+    assert store.progress("map").active_s == 3.0
+    assert store.progress("zip").active_s == 600.0
+    assert clock.t - start == 1023  # the clock since map's opening, as main counted it: 17 minutes
+
+
+def test_an_idle_gap_of_20_minutes_counts_none_of_the_gap(tmp_path):
+    clock = FakeClock()
+    store = Store(tmp_path, clock=clock)
+    store.record_open("map")
+    clock.t += 60
+    store.record_activity("map")
+    clock.t += 20 * 60  # lunch
+    store.record_activity("map")
+    clock.t += 30
+    store.record_run("map", passed=True)
+    clock.t += 5 * 60  # five minutes exactly still counts: reading the verdict
+    store.record_activity("map")
+    p = store.progress("map")
+    assert (p.active_to_solve_s, p.active_s) == (90.0, 390.0)
+    # the app left idle and then closed: the close adds nothing, and the last event stays where it was
+    clock.t += 6 * 60
+    store.record_close()
+    assert store.progress("map").active_s == 390.0
+    assert store.progress("map").last_active_at == iso_time(clock.t - 6 * 60)
+    assert store.closed_at == iso_time(clock.t)
+
+
+def test_activity_stays_in_memory_and_is_written_every_15_s_at_most_and_on_close(tmp_path):
+    clock = FakeClock()
+    store = Store(tmp_path, clock=clock)
+    store.record_open("map")
+    written = (tmp_path / "state.json").read_bytes()
+    for _ in range(80):  # eight keys a second for 10 s
+        clock.t += 0.125
+        store.record_activity("map")
+        assert not store.flush_activity()  # the app's autosave tick asks; too soon to write
+    assert (tmp_path / "state.json").read_bytes() == written  # no write per key
+    clock.t += 5
+    store.record_activity("map")
+    assert store.flush_activity() and not store.flush_activity()  # written once, then nothing new
+    on_disk = json.loads((tmp_path / "state.json").read_text())
+    assert on_disk["puzzles"]["map"]["active_s"] == 15.0 and on_disk["closed_at"] is None
+    clock.t += 2
+    store.record_activity("map")
+    store.record_close()
+    again = Store(tmp_path)
+    assert again.progress("map").active_s == 17.0 and again.closed_at == iso_time(clock.t)
+
+
+def test_a_progress_file_from_before_active_time_loads_and_keeps_its_records(tmp_path):
+    old = {"version": 1, "last_puzzle": "map", "puzzles": {"map": {
+        "solved": True, "solved_at": "2023-11-14T22:23:20.000+00:00", "attempts": 3,
+        "first_opened_at": "2023-11-14T22:13:20.000+00:00", "time_to_solve_s": 600.0,
+        "hint_levels_used": 1, "ai_hints_used": 0}}}
+    (tmp_path / "state.json").write_text(json.dumps(old))
+    clock = FakeClock()
+    store = Store(tmp_path, clock=clock)
+    assert store.notices == [] and store.closed_at is None
+    p = store.progress("map")
+    assert (p.solved, p.time_to_solve_s, p.active_s, p.active_to_solve_s) == (True, 600.0, None, None)
+    store.record_open("map")  # the learner's first session with active time counts from here
+    clock.t += 40
+    store.record_close()
+    p = Store(tmp_path).progress("map")
+    assert (p.attempts, p.active_s, p.active_to_solve_s) == (3, 40.0, None)
+
+
+@pytest.mark.parametrize("field, value", [("active_s", -1), ("active_s", "10"), ("active_to_solve_s", True),
+                                          ("last_active_at", "yesterday")])
+def test_an_active_time_no_gpu_tutor_writes_is_refused_with_its_record(tmp_path, field, value):
+    state = {"version": 1, "puzzles": {"map": {"attempts": 1, field: value}, "zip": {"attempts": 2}}}
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    store = Store(tmp_path, read_only=True)
+    assert store.progress("map") == PuzzleProgress() and store.progress("zip").attempts == 2
+    assert store.notices == [f"part of the progress file {tmp_path / 'state.json'} was unreadable (map)"]
 
 
 def test_run_without_open_counts_but_has_no_time_to_solve(tmp_path):

@@ -22,6 +22,9 @@ JSON from other people (exports, learner.json) through `loads_strict`, which ref
 integers too long to be ours; a progress record holding one is refused on its own.
 
 Time comes from an injectable clock so that tests can say "ten minutes later" without waiting.
+Time *on* a puzzle is the learner's active time (tutor.activity): the app reports each key, edit and
+run with `record_activity`, which only adds to a sum in memory; the sum reaches the disk with the
+next progress write, from `flush_activity` at most every WRITE_EVERY_S, and at `record_close`.
 The `Autosaver` keeps the editor responsive (it only writes when the learner pauses) while bounding
 what a crash can take: at most the last second of typing.
 """
@@ -43,6 +46,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from tutor.activity import WRITE_EVERY_S, counted_gap
 
 APP_NAME = "gpu-tutor"
 DATA_ENV = "GPU_TUTOR_DATA"
@@ -80,12 +85,20 @@ class PuzzleProgress:
     solved_at: str | None = None
     attempts: int = 0  # runs, passed or not
     first_opened_at: str | None = None
-    time_to_solve_s: float | None = None  # from first opening to the first passing run
+    time_to_solve_s: float | None = None  # clock time from first opening to the first passing run
     hint_levels_used: int = 0  # the deepest hint level revealed
     ai_hints_used: int = 0
+    # Active time (tutor.activity); None in a record from a gpu-tutor that did not keep it.
+    active_s: float | None = None           # seconds at it, all told
+    active_to_solve_s: float | None = None  # seconds at it up to the first passing run
+    last_active_at: str | None = None       # the learner's last event on it
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        raw = dataclasses.asdict(self)
+        for name in _ACTIVE_SECONDS:  # summed unrounded in memory; the millisecond is enough on disk
+            if raw[name] is not None:
+                raw[name] = round(raw[name], 3)
+        return raw
 
     @classmethod
     def from_json(cls, raw: Any) -> PuzzleProgress:
@@ -99,10 +112,14 @@ class PuzzleProgress:
             value = raw[field.name]
             if not _fits(field.name, value):
                 raise ValueError(f"{field.name} = {value!r}")
-            if field.name == "time_to_solve_s" and value is not None:
+            if field.name in _SECONDS and value is not None:
                 value = float(value)
             fields[field.name] = value
         return cls(**fields)
+
+
+_ACTIVE_SECONDS = ("active_s", "active_to_solve_s")
+_SECONDS = ("time_to_solve_s", *_ACTIVE_SECONDS)
 
 
 def _fits(name: str, value: Any) -> bool:
@@ -110,9 +127,9 @@ def _fits(name: str, value: Any) -> bool:
         return isinstance(value, bool)
     if name in ("attempts", "hint_levels_used", "ai_hints_used"):
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT
-    if name in ("solved_at", "first_opened_at"):
+    if name in ("solved_at", "first_opened_at", "last_active_at"):
         return value is None or (isinstance(value, str) and parse_iso_time(value) is not None)
-    if name == "time_to_solve_s":
+    if name in _SECONDS:
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return value is None or (is_number and _finite(value) and 0 <= value < _MAX_COUNT)
     return True
@@ -147,6 +164,10 @@ class Store:
         self._clock = clock
         self._progress: dict[str, PuzzleProgress] = {}
         self._last_puzzle: str | None = None
+        self._closed_at: str | None = None  # when the app last closed (record_close)
+        self._span: _Span | None = None  # the learner's activity on one puzzle, not yet in _progress
+        self._activity_unsaved = False  # active time in memory that the state file lacks
+        self._written_at = -math.inf  # when the state file was last written (the store's clock)
         self._unknown_keys: dict[str, Any] = {}  # written by a newer version: kept as they are
         self._state_writable = True
         self._state_write_failed = False
@@ -233,6 +254,8 @@ class Store:
     # ---- progress
 
     def progress(self, puzzle_id: str) -> PuzzleProgress:
+        if self._span is not None and self._span.puzzle_id == puzzle_id:
+            self._fold_span()
         return self._progress.get(puzzle_id, PuzzleProgress())
 
     @property
@@ -240,11 +263,49 @@ class Store:
         """The puzzle opened last, to continue where the learner left off."""
         return self._last_puzzle
 
+    @property
+    def closed_at(self) -> str | None:
+        """When the learner's app last closed (ISO time), None when it never has: a learner whose app
+        closed after their last event is on no puzzle now (tutor.activity)."""
+        return self._closed_at
+
     def solved_count(self, puzzle_ids: Iterable[str]) -> int:
         return sum(1 for pid in puzzle_ids if self.progress(pid).solved)
 
+    # An event on a puzzle (tutor.activity). It is kept in memory: the app calls this on every key.
+    def record_activity(self, puzzle_id: str, now: float | None = None) -> None:
+        """The learner did something on `puzzle_id` (a key, a click, an edit) at `now` (the store's
+        clock when None). Doing something on another puzzle ends the span on the one before."""
+        now = self._clock() if now is None else now
+        span = self._span
+        if span is not None and span.puzzle_id == puzzle_id:
+            span.add(now)
+        else:
+            self.code_path(puzzle_id)  # validates the id before it reaches the state file
+            self._end_span(now)
+            self._span = _Span(puzzle_id, now)
+        self._activity_unsaved = True
+
+    def flush_activity(self, now: float | None = None) -> bool:
+        """Write the active time kept in memory when the state file has gone WRITE_EVERY_S without it
+        (the app calls this from its autosave tick); True when it wrote."""
+        now = self._clock() if now is None else now
+        if not (self._activity_unsaved and self._state_writable) or now - self._written_at < WRITE_EVERY_S:
+            return False
+        self._write_state()
+        return True
+
+    def record_close(self, now: float | None = None) -> None:
+        """The app is closing (quit, or its browser tab closed): the span on the open puzzle ends
+        here and the close is written, so that no puzzle reads as "still on it"."""
+        now = self._clock() if now is None else now
+        self._end_span(now)
+        self._closed_at = iso_time(now)
+        self._write_state()
+
     def record_open(self, puzzle_id: str) -> None:
         now = self._clock()
+        self.record_activity(puzzle_id, now)
         current = self.progress(puzzle_id)
         if current.first_opened_at is None:
             current = dataclasses.replace(current, first_opened_at=iso_time(now))
@@ -254,12 +315,13 @@ class Store:
     def record_run(self, puzzle_id: str, passed: bool) -> PuzzleProgress:
         """One run of the learner's code. The first passing run marks the puzzle solved."""
         now = self._clock()
+        self.record_activity(puzzle_id, now)
         current = self.progress(puzzle_id)
         current = dataclasses.replace(current, attempts=current.attempts + 1)
         if passed and not current.solved:
             opened = parse_iso_time(current.first_opened_at) if current.first_opened_at else None
             current = dataclasses.replace(
-                current, solved=True, solved_at=iso_time(now),
+                current, solved=True, solved_at=iso_time(now), active_to_solve_s=current.active_s,
                 time_to_solve_s=None if opened is None else round(max(0.0, now - opened), 3))
         if current.first_opened_at is None:  # run without an open (e.g. from a script)
             current = dataclasses.replace(current, first_opened_at=iso_time(now))
@@ -270,6 +332,7 @@ class Store:
         """The learner revealed hint `level` (1 = the first); `ai` for a hint asked of the AI tutor."""
         if level < 0:
             raise ValueError(f"hint level must be >= 0, not {level}")
+        self.record_activity(puzzle_id)
         current = self.progress(puzzle_id)
         if ai:
             current = dataclasses.replace(current, ai_hints_used=current.ai_hints_used + 1)
@@ -277,6 +340,23 @@ class Store:
             current = dataclasses.replace(current, hint_levels_used=max(current.hint_levels_used, level))
         self._update(puzzle_id, current)
         return current
+
+    def _end_span(self, now: float) -> None:
+        """The span on the puzzle the learner leaves (for another, or closing) ends at `now`."""
+        if self._span is not None:
+            self._span.end(now)
+            self._fold_span()
+            self._span = None
+
+    def _fold_span(self) -> None:
+        """The span's active seconds, so far, into its puzzle's record (memory only)."""
+        span = self._span
+        if span.folded:
+            return
+        current = self._progress.get(span.puzzle_id, PuzzleProgress())
+        self._progress[span.puzzle_id] = dataclasses.replace(
+            current, active_s=(current.active_s or 0.0) + span.unfolded, last_active_at=iso_time(span.last))
+        span.unfolded, span.folded = 0.0, True
 
     # ---- state file
 
@@ -288,10 +368,13 @@ class Store:
     def _write_state(self) -> None:
         if not self._state_writable:
             return
+        if self._span is not None:
+            self._fold_span()
         state = {
             **self._unknown_keys,
             "version": STATE_VERSION,
             "last_puzzle": self._last_puzzle,
+            "closed_at": self._closed_at,
             "puzzles": {pid: p.to_json() for pid, p in sorted(self._progress.items())},
         }
         try:
@@ -303,6 +386,8 @@ class Store:
             self._state_write_failed = True
         else:
             self._state_write_failed = False
+            self._activity_unsaved = False
+            self._written_at = self._clock()
 
     def _load_state(self) -> None:
         path = self.state_path
@@ -329,7 +414,13 @@ class Store:
             self._last_puzzle = last
         elif last is not None:
             bad.append("last_puzzle")
-        self._unknown_keys = {k: v for k, v in raw.items() if k not in ("version", "last_puzzle", "puzzles")}
+        closed = raw.get("closed_at")  # absent from the files of a gpu-tutor that did not keep it
+        if isinstance(closed, str) and parse_iso_time(closed) is not None:
+            self._closed_at = closed
+        elif closed is not None:
+            bad.append("closed_at")
+        self._unknown_keys = {k: v for k, v in raw.items()
+                              if k not in ("version", "last_puzzle", "closed_at", "puzzles")}
         if bad and self.read_only:
             self.notices.append(f"part of the progress file {path} was unreadable ({', '.join(bad)})")
         elif bad:
@@ -378,6 +469,29 @@ class Store:
                     with contextlib.suppress(OSError):
                         if temp.is_file() and temp.stat().st_mtime < cutoff:
                             temp.unlink()
+
+
+@dataclass
+class _Span:
+    """The learner's current run of events on one puzzle (tutor.activity), kept off the disk."""
+
+    puzzle_id: str
+    last: float  # the latest event (or the moment the span ended)
+    unfolded: float = 0.0  # active seconds not yet added to the puzzle's record
+    folded: bool = False  # the record holds all of this span so far
+
+    def add(self, now: float) -> None:
+        """An event at `now`: the gap since the last one counts when it is short (tutor.activity)."""
+        self.unfolded += counted_gap(self.last, now)
+        self.last, self.folded = now, False
+
+    def end(self, now: float) -> None:
+        """The learner left the puzzle at `now`: up to then counts if the gap is short; after a long
+        one their last event stays where they went idle."""
+        gap = counted_gap(self.last, now)
+        if gap > 0:
+            self.unfolded += gap
+            self.last, self.folded = now, False
 
 
 class Autosaver:
