@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual import events
 from textual.binding import BindingsMap
@@ -38,6 +38,8 @@ from .widgets.verdict import VerdictView
 
 NARROW = 110  # below this many columns the three panes become tabs
 WATCH_DELAY = 0.6
+# What counts as the learner being at the app (tutor.activity); a mouse merely moving does not.
+LEARNER_INPUT = (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
 CODE_MIN = 66  # the code pane's columns at the least: 55 characters of code beside the gutter
 # name: (the pane's id, its tab in a small terminal, the widget that takes the keys in it)
 # The failures sit under the editor, in its pane: a pane of their own for the keys (ctrl+e again, F4).
@@ -643,6 +645,7 @@ class TutorApp(App):
     def _autosave_tick(self) -> None:
         if self.autosaver.due(time.monotonic()):
             self._save_code()
+        self.store.flush_activity()  # the learner's active time, written every few seconds at most
         self._show_deferred()
 
     def _save_code(self) -> None:
@@ -812,6 +815,11 @@ class TutorApp(App):
         for message, options in held:
             self.notify(message, **options)
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, LEARNER_INPUT) and not event.is_forwarded:
+            self.store.record_activity(self.puzzle.id)  # time at the puzzle (tutor.activity); memory only
+        await super().on_event(event)
+
     # -- shutting down --------------------------------------------------------------------------
     async def action_quit(self) -> None:
         self.exit()
@@ -820,6 +828,7 @@ class TutorApp(App):
         if self._hint_cancel is not None:
             self._hint_cancel.set()
         self.autosaver.flush()
+        self.store.record_close()  # a closed app (a browser tab closed) is on no puzzle now
         self._close(self.runner)
 
     def _close(self, runner: Runner | None) -> None:
