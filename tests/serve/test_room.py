@@ -432,3 +432,49 @@ def test_a_websocket_from_a_page_of_another_scheme_is_refused(room):
     cookies = cookies_of(get(room.url)[1])
     both = f"gpu_tutor_room={room.token}; gpu_tutor_learner={cookies['gpu_tutor_learner']}"
     assert asyncio.run(_websocket(room, both, f"evil://127.0.0.1:{room.port}")) == ("refused", 403)
+
+
+def test_a_learner_whose_tab_closed_is_not_still_on_their_puzzle_in_the_class_report(tmp_path):
+    """On main the class report counted a learner as "still on it" for as long as the puzzle was the
+    one they opened last, tab closed or not: closing the tab quits the app, which now says so."""
+    room = RoomProcess(tmp_path / "room")
+    try:
+        learner = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+
+        def still_on_it() -> int:
+            done = run_cli("report", str(room.data), "--csv", str(tmp_path / "class.csv"))
+            assert done.returncode == 0, done.stderr
+            lines = done.stdout.splitlines()
+            start = next(n for n, line in enumerate(lines) if line.startswith("Puzzles, the longest hold-up"))
+            header = lines[start + 1]
+            column = header.index("still on it")
+            rows = lines[start + 2:lines.index("", start)]
+            return sum(int(row[column:].split()[0]) for row in rows if not row.startswith("  active time:")
+                       and not row.startswith("  still on it:"))
+
+        def state() -> dict:
+            [folder] = room.learner_folders()
+            try:
+                return json.loads((folder / "state.json").read_text())
+            except (FileNotFoundError, ValueError):  # not written yet
+                return {}
+
+        async def open_then_close():
+            async with aiohttp.ClientSession() as session:
+                ws = await session.ws_connect(f"ws://127.0.0.1:{room.port}/ws", headers=ws_headers(room, learner))
+                await ws.receive(timeout=60)
+                deadline = time.monotonic() + 60
+                while not state().get("last_puzzle") and time.monotonic() < deadline:  # the app has opened its puzzle
+                    await asyncio.sleep(0.2)
+                open_now = still_on_it()
+                await ws.close()
+                return open_now
+
+        assert asyncio.run(open_then_close()) == 1
+        deadline = time.monotonic() + 40
+        while not state().get("closed_at") and time.monotonic() < deadline:  # the app saves and ends
+            time.sleep(0.2)
+        assert state().get("closed_at"), "the app never wrote its close:\n" + "".join(room.output)
+        assert still_on_it() == 0
+    finally:
+        room.stop()

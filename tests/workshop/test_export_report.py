@@ -7,6 +7,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tutor.workshop.learner import save_name
 from tutor.store import Store
 from cli_run import run_cli
@@ -28,37 +30,72 @@ def minutes_ago(root, minutes):
     return Store(root, clock=lambda: NOW - minutes * 60)
 
 
+class Session:
+    """One learner's app, open from the first event to `close` (or still open), with a clock the test
+    sets in minutes before NOW: every event in one store, as the app records them."""
+
+    def __init__(self, root):
+        self.t = NOW
+        self.store = Store(root, clock=lambda: self.t)
+
+    def at(self, minutes, seconds=0):
+        self.t = NOW - minutes * 60 - seconds
+        return self.store
+
+    def keys(self, pid, *minutes):
+        """A key press on `pid` at each of these minutes before NOW."""
+        for m in minutes:
+            self.at(m).record_activity(pid)
+
+
 def make_class(tmp_path):
+    """Three learners' sessions; active time counts gaps of up to 5 minutes between their events."""
     global NOW
     NOW = float(int(time.time()))  # whole seconds: stamps keep milliseconds; "so far" is measured from now: the report runs seconds later, not at collection
     ada, bo, cy = tmp_path / "ada", tmp_path / "bo", tmp_path / "cy"
-    minutes_ago(ada, 40).record_open("map")
-    minutes_ago(ada, 38).record_run("map", False)
-    minutes_ago(ada, 35).record_run("map", True)      # map in 5 minutes
-    minutes_ago(ada, 35).record_open("zip")
-    minutes_ago(ada, 30).record_hint("zip", 1)
-    minutes_ago(ada, 29).record_run("zip", False)
-    minutes_ago(ada, 27).record_run("zip", False)
-    minutes_ago(ada, 25).record_run("zip", True)      # zip in 10 minutes
-    minutes_ago(ada, 20).record_open("dot")           # on dot for 20 minutes
+    s = Session(ada)
+    s.at(40).record_open("map")
+    s.keys("map", 39)
+    s.at(38).record_run("map", False)
+    s.keys("map", 37, 36)
+    s.at(35).record_run("map", True)       # map in 5 minutes
+    s.at(35).record_open("zip")
+    s.keys("zip", 34, 33, 32, 31)
+    s.at(30).record_hint("zip", 1)
+    s.at(29).record_run("zip", False)
+    s.keys("zip", 28)
+    s.at(27).record_run("zip", False)
+    s.keys("zip", 26)
+    s.at(25).record_run("zip", True)       # zip in 10 minutes
+    s.at(20).record_open("dot")
+    s.keys("dot", *range(19, 1, -1))      # on dot for 18 minutes, active 2 minutes ago: still on it
+    s.store.flush_activity()               # the app's tick writes it (the app is still open)
     Store(ada).save_code("map", "# Ada's map\n")
     save_name(ada, "Ada")
 
-    minutes_ago(bo, 40).record_open("map")
-    for m in (39, 37, 35, 33, 30):
-        minutes_ago(bo, m).record_run("map", False)
-    minutes_ago(bo, 32).record_hint("map", 2)
-    minutes_ago(bo, 31).record_hint("map", 2, ai=True)
-    minutes_ago(bo, 25).record_run("map", True)       # map in 15 minutes
-    minutes_ago(bo, 25).record_open("zip")            # on zip for 25 minutes
+    s = Session(bo)
+    s.at(40).record_open("map")
+    for m in (39, 37, 35, 33):
+        s.at(m).record_run("map", False)
+    s.at(32).record_hint("map", 2)
+    s.at(31).record_hint("map", 2, ai=True)
+    s.at(30).record_run("map", False)
+    s.at(25).record_run("map", True)       # map in 15 minutes (the last gap, 5 minutes, counts)
+    s.at(25).record_open("zip")
     for m in (20, 15, 10, 5):
-        minutes_ago(bo, m).record_run("zip", False)
+        s.at(m).record_run("zip", False)
+    s.keys("zip", 3)
+    s.at(3).record_close()                 # on zip for 22 minutes, then closed the app: not still on it
     save_name(bo, "Bo")
 
-    minutes_ago(cy, 30).record_open("map")            # on map for 30 minutes, no name given
+    s = Session(cy)                        # no name given
+    s.at(50, 3).record_open("dot")         # passed through dot for 3 seconds
+    s.at(50).record_open("map")
+    s.keys("map", 49, 48, 47, 46, 45)      # 5 minutes on map, then 20 minutes away (counts nothing)
     for m in range(9):
-        minutes_ago(cy, 29 - m).record_run("map", False)
-    minutes_ago(cy, 10).record_hint("map", 3)
+        s.at(25 - m).record_run("map", False)
+    s.keys("map", *range(16, 10, -1))
+    s.at(10).record_hint("map", 3)         # 20 minutes on map in all, active 10 minutes ago: still on it
     return ada, bo, cy
 
 
@@ -101,14 +138,16 @@ def test_export_then_report_on_a_class_gives_the_expected_table(tmp_path):
         f"  learner{pad}  solved  now on  progress  runs  hint level  AI hints",
         f"  Ada    {pad}  2/3     dot     ##o       5     1           0",
         f"  Bo     {pad}  1/3     zip     #o.       10    2           1",
-        f"  {cy_id}  0/3     map     o..       9     3           0",
+        f"  {cy_id}  0/3     map     o.o       9     3           0",
     ]
-    start = lines.index("Puzzles, the longest hold-up first (median time spent; unsolved counts time so far)")
-    assert lines[start + 1:start + 5] == [
-        "  puzzle  solved by  median time  still on it  median runs  used hints     AI hints",
-        "  dot     0/3        20m          1            0            0              0",   # Ada, 20 min so far
-        "  zip     1/3        17m          1            3.5          1 (deepest 1)  0",   # 10 and 25 -> 17.5
-        "  map     2/3        15m          1            6            2 (deepest 3)  1",   # 5, 15 and 30 -> 15
+    start = lines.index("Puzzles, the longest hold-up first (median active time, to the solution or so far)")
+    assert lines[start + 1:start + 7] == [
+        "  puzzle  solved by  median active time  still on it  median runs  used hints     AI hints",
+        "  zip     1/3        16m                 0            3.5          1 (deepest 1)  0",  # 10 and 22; Bo quit
+        "  map     2/3        15m                 1            6            2 (deepest 3)  1",  # 5, 15 and 20
+        "  dot     0/3        9m                  1            0            0              0",  # Ada's 18 min, Cy's 3 s
+        "  active time: the app open and keys, edits or runs on the puzzle; idle gaps over 5 min left out",
+        "  still on it: unsolved, the puzzle open last, active on it in the last 15 min, and the app not closed since",
     ]
     assert lines[-1] == f"wrote {report_csv} (3 learner(s) x 3 puzzle(s))"
 
@@ -116,9 +155,12 @@ def test_export_then_report_on_a_class_gives_the_expected_table(tmp_path):
     assert len(rows) == 9
     bo_zip = next(r for r in rows if r["learner"] == "Bo" and r["puzzle"] == "zip")
     assert (bo_zip["solved"], bo_zip["attempts"], bo_zip["now_on"], bo_zip["position"]) == ("false", "4", "true", "2")
-    assert 1490 < float(bo_zip["time_on_puzzle_s"]) < 1600
+    assert bo_zip["active_time_s"] == "1320.0"
     ada_map = next(r for r in rows if r["learner"] == "Ada" and r["puzzle"] == "map")
-    assert (ada_map["time_to_solve_s"], ada_map["hint_levels_used"]) == ("300.0", "0")
+    assert (ada_map["time_to_solve_s"], ada_map["active_time_s"], ada_map["hint_levels_used"]) == \
+        ("300.0", "300.0", "0")
+    cy_dot = next(r for r in rows if r["puzzle"] == "dot" and r["learner_id"] == cy_id)
+    assert (cy_dot["active_time_s"], cy_dot["now_on"]) == ("3.0", "false")
 
 
 def test_code_is_exported_only_when_asked_for(tmp_path):
@@ -165,6 +207,101 @@ def test_a_report_of_only_bad_files_fails_and_names_each(tmp_path):
     assert done.stderr.count(f"skipped {bad}: is not a gpu-tutor progress export") == 2
     assert "none of the 2 file(s) or folder(s) could be read" in done.stderr
     assert not (tmp_path / "c.csv").exists()
+
+
+# ---- time on a puzzle is active time (tutor.activity), and a closed app is on no puzzle
+
+
+def hold_ups(done) -> list[list[str]]:
+    """The report's hold-up table as [puzzle, solved by, median active time, still on it] rows."""
+    lines = done.stdout.splitlines()
+    start = next(n for n, line in enumerate(lines) if line.startswith("Puzzles, the longest hold-up first"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("  ") or line.startswith("  active time:"):
+            break
+        rows.append(line.split()[:4])
+    return rows
+
+
+def export_of(tmp_path, session: Session, name: str):
+    out = tmp_path / f"{name}.json"
+    assert gpu_tutor("export", "--out", str(out), data=session.store.root).returncode == 0
+    return out
+
+
+def test_a_puzzle_passed_through_in_seconds_is_not_the_longest_hold_up(tmp_path):
+    """On main the puzzle opened for 3 s on the way to another ranked first, at 17 minutes: the clock
+    since it was opened."""
+    global NOW
+    NOW = float(int(time.time()))
+    s = Session(tmp_path / "ada")
+    s.at(17, 3).record_open("map")
+    s.at(17).record_open("zip")                  # left map after 3 s
+    for m in range(16, 7, -1):
+        s.at(m).record_run("zip", False)
+    s.at(7).record_run("zip", True)              # zip: 10 minutes of work, solved; nothing since
+    done = gpu_tutor("report", str(export_of(tmp_path, s, "ada")), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0, done.stderr
+    assert hold_ups(done) == [["zip", "1/1", "10m", "0"], ["map", "0/1", "3s", "0"]]
+
+
+@pytest.mark.parametrize("left, still_on_it", [
+    ("working", "1"),             # a key a minute ago, app open
+    ("closed the app", "0"),      # quit, or a served learner's browser tab closed (it quits the app)
+    ("idle 20 minutes", "0"),     # an app left open (or killed, which writes no close) drops off after 15
+])
+def test_still_on_it_means_active_on_it_lately_in_an_app_still_open(tmp_path, left, still_on_it):
+    global NOW
+    NOW = float(int(time.time()))
+    s = Session(tmp_path / "bo")
+    idle = 20 if left == "idle 20 minutes" else 1
+    s.at(idle + 10).record_open("map")
+    s.keys("map", *range(idle + 9, idle - 1, -1))
+    if left == "closed the app":
+        s.at(0, 30).record_close()
+    s.store.flush_activity(s.t + 60)
+    done = gpu_tutor("report", str(export_of(tmp_path, s, "bo")), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0, done.stderr
+    assert hold_ups(done) == [["map", "0/1", "10m", still_on_it]]
+
+
+def test_an_export_from_before_active_time_still_loads_and_says_its_times_are_unknown(tmp_path):
+    """The export format of gpu-tutor before active time: no app_closed_at, no active keys."""
+    old = {"format": "gpu-tutor-progress", "version": 1, "exported_at": "2025-03-07T10:00:00.000+00:00",
+           "learner": {"id": "learner-0ld0ld01", "name": "Old"}, "workshop": None, "current_puzzle": "zip",
+           "puzzles": [{"id": "map", "solved": True, "solved_at": "2025-03-07T09:10:00.000+00:00", "attempts": 2,
+                        "first_opened_at": "2025-03-07T09:00:00.000+00:00", "time_to_solve_s": 600.0,
+                        "hint_levels_used": 0, "ai_hints_used": 0},
+                       {"id": "zip", "solved": False, "solved_at": None, "attempts": 1,
+                        "first_opened_at": "2025-03-07T09:10:00.000+00:00", "time_to_solve_s": None,
+                        "hint_levels_used": 0, "ai_hints_used": 0}]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    done = gpu_tutor("report", str(path), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0 and done.stderr == ""
+    # no time is made up from the clock; on it now is what an old file can say: unsolved and open last
+    assert hold_ups(done) == [["zip", "0/1", "-", "1"], ["map", "1/1", "-", "0"]]
+    assert done.stdout.splitlines()[-3] == (
+        "  2 learner-puzzle record(s) have no active time (an older gpu-tutor did not keep it) and are left out "
+        "of the medians; it counts from the learner's first session on an updated one")
+
+
+def test_a_served_rooms_report_reads_the_close_of_a_learners_app(tmp_path):
+    """A served room's folders are read live: a learner whose app has closed (their tab closed) is
+    not on a puzzle, one whose app is open and active is."""
+    global NOW
+    NOW = float(int(time.time()))
+    room = tmp_path / "room"
+    gone, here = Session(room / "learners" / "gone"), Session(room / "learners" / "here")
+    for s in (gone, here):
+        s.at(5).record_open("map")
+        s.keys("map", 4, 3, 2)
+    gone.at(1).record_close()
+    here.store.flush_activity(here.t + 60)
+    done = gpu_tutor("report", str(room), "--csv", str(tmp_path / "c.csv"))
+    assert done.returncode == 0, done.stderr
+    assert hold_ups(done) == [["map", "0/2", "3m", "1"]]
 
 
 # ---- exports that are not what they say: each one fooled the reader before

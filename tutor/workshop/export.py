@@ -7,8 +7,13 @@ of them. The format lives here, on both sides, so writer and reader cannot drift
      "learner": {"id": "learner-3f2a9c1b", "name": "Ada" or null},
      "workshop": {"title": ..., "puzzles": [ids]} or null,
      "current_puzzle": the puzzle open last, or null,
+     "app_closed_at": when the learner's app last closed, or null (absent from older exports),
      "puzzles": [{"id", "solved", "attempts", "time_to_solve_s", "hint_levels_used", "ai_hints_used",
-                  "first_opened_at", "solved_at", and "code" only when asked for}, ...]}
+                  "first_opened_at", "solved_at", "active_s", "active_to_solve_s", "last_active_at",
+                  and "code" only when asked for}, ...]}
+
+The active-time keys (tutor.activity) came later than version 1 itself: an export without them is
+still a version-1 export, whose times are unknown rather than wrong, and an older reader ignores them.
 
 Code stays out unless the learner (or facilitator) asks with --with-code: progress is for the class
 table, code is the learner's own. Files passed around a room get cut short, edited or mixed up, so
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tutor.activity import on_it_now
 from tutor.store import (CODE_LIMIT, MB, NotOurJSON, PuzzleProgress, Store, UnreadableFile, iso_time, loads_strict,
                      parse_iso_time, read_regular, write_atomic)
 from .learner import Learner
@@ -52,6 +58,7 @@ def build_export(store: Store, learner: Learner, puzzle_ids: list[str], *, works
         "learner": {"id": learner.id, "name": learner.name},
         "workshop": None if workshop is None else {"title": workshop.title, "puzzles": list(workshop.puzzles)},
         "current_puzzle": store.last_puzzle,
+        "app_closed_at": store.closed_at,
         "puzzles": puzzles,
     }
 
@@ -102,19 +109,28 @@ class LearnerExport:
     workshop_puzzles: tuple[str, ...] | None
     current_puzzle: str | None
     puzzles: tuple[PuzzleRecord, ...]
+    app_closed_at: float | None = None  # when the learner's app last closed; None: never, or not recorded
 
     def record(self, pid: str) -> PuzzleProgress | None:
         return next((r.progress for r in self.puzzles if r.id == pid), None)
 
-    def time_on(self, pid: str) -> float | None:
-        """Seconds spent on a puzzle: to its solution, or, unsolved, from opening it to the export."""
+    def active_time(self, pid: str) -> float | None:
+        """Seconds the learner was at a puzzle (tutor.activity): up to its solution, or, unsolved, so
+        far. None when unknown: never opened, or recorded by a gpu-tutor that did not keep it."""
         progress = self.record(pid)
         if progress is None:
             return None
-        if progress.solved:
-            return progress.time_to_solve_s
-        opened = parse_iso_time(progress.first_opened_at) if progress.first_opened_at else None
-        return None if opened is None else max(0.0, self.exported_at - opened)
+        return progress.active_to_solve_s if progress.solved else progress.active_s
+
+    def on_it_now(self, pid: str) -> bool:
+        """Whether the learner was on this puzzle when exported ("still on it", tutor.activity)."""
+        progress = self.record(pid)
+        if progress is None:
+            return False
+        last = parse_iso_time(progress.last_active_at) if progress.last_active_at else None
+        return on_it_now(solved=progress.solved, current=self.current_puzzle == pid, last_active=last,
+                         has_activity=progress.active_s is not None, closed_at=self.app_closed_at,
+                         at=self.exported_at)
 
 
 def read_export(path: Path) -> LearnerExport:
@@ -141,8 +157,12 @@ def export_from(raw, path: Path) -> LearnerExport:
     current = raw.get("current_puzzle")
     if current is not None and not isinstance(current, str):
         raise BadExport(f"current_puzzle: must be a puzzle id or null, not {current!r}")
+    closed = raw.get("app_closed_at")  # absent from exports older than active time
+    closed_at = parse_iso_time(closed) if isinstance(closed, str) else None
+    if closed is not None and closed_at is None:
+        raise BadExport(f"app_closed_at: must be an ISO time or null, not {closed!r}")
     return LearnerExport(Path(path), Learner(learner["id"], name or None), exported, title, order, current,
-                         _puzzles(raw.get("puzzles")))
+                         _puzzles(raw.get("puzzles")), closed_at)
 
 
 def _parsed(path: Path):

@@ -6,9 +6,13 @@ or cut short is named and skipped; the table is made from the rest, because in a
 one broken USB copy must not cost the facilitator the whole picture. The same learner exporting
 twice counts once (their newer export).
 
-"Holds people up" is the median time learners have spent on a puzzle: to the solution for those
-who solved it, and so far (from opening it to their export) for those still on it, since the
-puzzle that nobody has solved yet is exactly the one a facilitator needs to see.
+"Holds people up" is the median *active* time learners have spent on a puzzle (tutor.activity:
+time in the app with keys, edits or runs on it, idle gaps over five minutes left out): to the
+solution for those who solved it, and so far for those who have not, since the puzzle that nobody
+has solved yet is exactly the one a facilitator needs to see. Wall-clock time since opening would
+rank a puzzle passed through in seconds, then left open, as the longest hold-up. "Still on it"
+counts learners on the puzzle now: unsolved, open last, active on it in the last 15 minutes, and
+their app not closed since (a closed browser tab is not still on it).
 
 Every name, title and id in the tables comes from a file someone else wrote, so each is made
 terminal-safe (tutor.textsafe) before the columns are measured: an escape is shown, and the table
@@ -23,6 +27,7 @@ import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tutor.activity import IDLE_GAP_S, STILL_ON_IT_S
 from tutor.store import iso_time
 from tutor.textsafe import terminal_safe
 from .export import BadExport, LearnerExport, utc_text
@@ -85,14 +90,27 @@ def report_text(report: ClassReport) -> str:
             str(sum(r.ai_hints_used for r in records if r)),
         ])
     lines += _table(rows)
-    lines += ["", "Puzzles, the longest hold-up first (median time spent; unsolved counts time so far)"]
-    rows = [["puzzle", "solved by", "median time", "still on it", "median runs", "used hints", "AI hints"]]
-    for s in sorted(puzzle_stats(report), key=lambda s: (-(s.median_time or -1), s.solved)):
+    lines += ["", HOLD_UP_TITLE]
+    rows = [["puzzle", "solved by", "median active time", "still on it", "median runs", "used hints", "AI hints"]]
+    stats = puzzle_stats(report)
+    for s in sorted(stats, key=lambda s: (-1 if s.median_time is None else -s.median_time, s.solved)):
         rows.append([s.puzzle, f"{s.solved}/{len(report.learners)}", duration(s.median_time),
                      str(s.stuck), "-" if s.median_attempts is None else f"{s.median_attempts:g}",
                      f"{s.hinted} (deepest {s.deepest_hint})" if s.hinted else "0", str(s.ai_hints)])
     lines += _table(rows)
+    lines += [ACTIVE_TIME_NOTE, STILL_ON_IT_NOTE]
+    unknown = sum(s.time_unknown for s in stats)
+    if unknown:
+        lines.append(f"  {unknown} learner-puzzle record(s) have no active time (an older gpu-tutor did not keep it) "
+                     "and are left out of the medians; it counts from the learner's first session on an updated one")
     return "\n".join(lines)
+
+
+HOLD_UP_TITLE = "Puzzles, the longest hold-up first (median active time, to the solution or so far)"
+ACTIVE_TIME_NOTE = (f"  active time: the app open and keys, edits or runs on the puzzle; idle gaps over "
+                    f"{IDLE_GAP_S / 60:g} min left out")
+STILL_ON_IT_NOTE = (f"  still on it: unsolved, the puzzle open last, active on it in the last {STILL_ON_IT_S / 60:g} "
+                    "min, and the app not closed since")
 
 
 @dataclass(frozen=True)
@@ -100,8 +118,9 @@ class PuzzleStats:
     puzzle: str
     opened: int
     solved: int
-    stuck: int                   # opened, not solved, and open now
-    median_time: float | None    # seconds: to solve, or so far
+    stuck: int                   # learners on it now, unsolved (LearnerExport.on_it_now)
+    median_time: float | None    # active seconds: to solve, or so far
+    time_unknown: int            # opened, with no active time recorded (an older gpu-tutor's record)
     median_attempts: float | None
     hinted: int                  # learners who revealed at least one hint
     deepest_hint: int
@@ -113,20 +132,22 @@ def puzzle_stats(report: ClassReport) -> list[PuzzleStats]:
     for pid in report.puzzles:
         records = [(e, e.record(pid)) for e in report.learners]
         opened = [(e, r) for e, r in records if r is not None and (r.first_opened_at or r.attempts or r.solved)]
-        times = [t for e, _ in opened if (t := e.time_on(pid)) is not None]
+        times = [t for e, _ in opened if (t := e.active_time(pid)) is not None]
         runs = [r.attempts for _, r in opened]
         stats.append(PuzzleStats(
             puzzle=pid, opened=len(opened), solved=sum(1 for _, r in opened if r.solved),
-            stuck=sum(1 for e, r in opened if not r.solved and e.current_puzzle == pid),
-            median_time=statistics.median(times) if times else None,
+            stuck=sum(1 for e, _ in opened if e.on_it_now(pid)),
+            median_time=statistics.median(times) if times else None, time_unknown=len(opened) - len(times),
             median_attempts=statistics.median(runs) if runs else None,
             hinted=sum(1 for _, r in opened if r.hint_levels_used), ai_hints=sum(r.ai_hints_used for _, r in opened),
             deepest_hint=max((r.hint_levels_used for _, r in opened), default=0)))
     return stats
 
 
+# time_to_solve_s: the clock from first opening to solving (kept as exports always had it);
+# active_time_s: the active time the tables use (to solving, or so far).
 CSV_COLUMNS = ("learner", "learner_id", "exported_at", "position", "puzzle", "solved", "attempts",
-               "time_to_solve_s", "time_on_puzzle_s", "hint_levels_used", "ai_hints_used", "now_on")
+               "time_to_solve_s", "active_time_s", "hint_levels_used", "ai_hints_used", "now_on")
 
 
 # A spreadsheet runs a cell that starts so as a formula (=HYPERLINK(...) sends data away); a learner's
@@ -148,7 +169,7 @@ def report_csv(report: ClassReport) -> str:
     for e in report.learners:
         for n, pid in enumerate(report.puzzles, 1):
             r = e.record(pid)
-            t = e.time_on(pid)
+            t = e.active_time(pid)
             writer.writerow(_cells([e.learner.name or "", e.learner.id, iso_time(e.exported_at), n, pid,
                                    "" if r is None else str(r.solved).lower(), "" if r is None else r.attempts,
                                    "" if r is None or r.time_to_solve_s is None else r.time_to_solve_s,
