@@ -1,9 +1,10 @@
 """Every puzzle's code and every lesson picture fits the app's panes.
 
 At a 120x40 terminal the editor shows about 55 characters of code, so no line of a reference or a
-starter is longer. At a 200-column terminal the lesson pane is about 46 characters wide, so no line
-of a code block in a lesson or a "what you learned" note is wider: a ``` fence, or an indented
-block. Markdown wraps prose, never code. Widths are terminal cells, as the app's renderer counts.
+starter is longer. From 120 columns up a lesson's code block has 46 columns (app.LESSON_MIN), so no
+line of a code block in a lesson or a "what you learned" note is wider: a ``` fence, or an indented
+block. Markdown wraps prose; narrower, the app wraps code and scrolls drawings, never cuts them
+(tests/app/test_nothing_cut.py). Widths are terminal cells, as the app's renderer counts.
 """
 
 import tomllib

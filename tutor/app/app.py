@@ -32,7 +32,7 @@ from .commands import TutorCommands
 from .widgets.counters_view import CountersView
 from .widgets.editor import MARKS, CodeEditor, marks_of
 from .widgets.hints import HintsPanel
-from .widgets.lesson import LessonScroll
+from .widgets.lesson import LessonMarkdown, LessonScroll
 from .widgets.thread_pane import ThreadPane
 from .widgets.verdict import VerdictView
 
@@ -41,6 +41,8 @@ WATCH_DELAY = 0.6
 # What counts as the learner being at the app (tutor.activity); a mouse merely moving does not.
 LEARNER_INPUT = (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
 CODE_MIN = 66  # the code pane's columns at the least: 55 characters of code beside the gutter
+LESSON_MIN = 54  # a lesson pane's columns at the least: its widest code block (46) and 8 of frame
+STACKED = CODE_MIN + 2 * LESSON_MIN  # below this the threads sit under the lesson, which takes their columns
 # name: (the pane's id, its tab in a small terminal, the widget that takes the keys in it)
 # The failures sit under the editor, in its pane: a pane of their own for the keys (ctrl+e again, F4).
 PANES = {"lesson": ("lesson-pane", "tab-lesson", "lesson-scroll"), "code": ("code-pane", "tab-code", "editor"),
@@ -140,7 +142,7 @@ class TutorApp(App):
         with Horizontal(id="main"):
             with Vertical(id="lesson-pane", classes="pane"):
                 with LessonScroll(id="lesson-scroll"):
-                    yield Markdown(id="lesson")
+                    yield LessonMarkdown(id="lesson")
                 yield HintsPanel(id="hints")
             with Vertical(id="code-pane", classes="pane"):
                 yield CodeEditor.code_editor("", language="python", id="editor", soft_wrap=False)
@@ -211,6 +213,7 @@ class TutorApp(App):
         narrow = width < NARROW
         self._narrow = narrow
         self._main.set_class(narrow, "-narrow")
+        self._main.set_class(not narrow and width < STACKED, "-stacked")
         if narrow:
             self._unzoom()
             switcher = self._switcher()
@@ -234,6 +237,7 @@ class TutorApp(App):
         longest = max((len(line) for line in editor.text.splitlines()), default=0)
         self._code_width = self._code_width_for(longest)
         pane.styles.width = self._code_width
+        self._main.query_one("#main").styles.grid_columns = f"1fr {self._code_width}"  # app.tcss: -stacked
 
     def _code_width_for(self, longest: int) -> int:
         """The code pane's columns for a longest line of `longest` characters."""

@@ -70,6 +70,7 @@ class ThreadPane(Vertical):
     }
     ThreadPane.-empty > #thread-pane-header {
         height: auto;
+        max-height: initial;  /* the note is read whole, however narrow the pane */
         background: $surface;
         color: $text-muted;
     }
