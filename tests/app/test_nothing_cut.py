@@ -142,3 +142,24 @@ def test_the_thread_panes_note_is_read_whole_at_every_size(tmp_path):
             assert re.sub(r"\s+", " ", drawn_in(app, header.region)) == EMPTY, size
 
         run_app(check, tmp_path, size=size)
+
+
+# -- F3 -------------------------------------------------------------------------------------------
+def test_f3_shows_every_line_of_both_codes_whole(tmp_path):
+    """The learner's code and the reference, each in its own editor, none of their lines past the
+    editor's right edge: at 120 columns one above the other, at 200 side by side."""
+    for size, stacked in [((120, 40), True), ((200, 50), False), ((80, 24), True)]:
+        async def check(app, pilot):
+            app.store.record_run("dot", True)
+            await pilot.press("f3")
+            await until(pilot, lambda: type(app.screen).__name__ == "ReferenceScreen", what="the reference")
+            await pilot.pause()
+            for side in ("#mine", "#theirs"):
+                editor = app.screen.query_one(side, TextArea)
+                room = editor.scrollable_content_region.width - editor.gutter_width
+                longest = max(map(len, editor.text.splitlines()))
+                assert longest < room, (size, side, longest, room)
+                assert editor.border_title in ("your code", "reference")
+            assert app.screen.has_class("-stacked") == stacked, size
+
+        run_app(check, tmp_path, size=size, puzzle="dot")
