@@ -14,9 +14,11 @@ from markdown_it import MarkdownIt
 from rich.cells import cell_len
 from textual.content import Content
 from textual.widgets import Static, TextArea
+from textual.widgets._toast import Toast
 
 from tutor.app.app import make_app
 from tutor.app.widgets.thread_pane import EMPTY
+from tutor.app.widgets.verdict import VerdictView
 from tutor.puzzles import load_catalog
 from waiting import until
 from warm_runners import app_runner
@@ -161,5 +163,29 @@ def test_f3_shows_every_line_of_both_codes_whole(tmp_path):
                 assert longest < room, (size, side, longest, room)
                 assert editor.border_title in ("your code", "reference")
             assert app.screen.has_class("-stacked") == stacked, size
+
+        run_app(check, tmp_path, size=size, puzzle="dot")
+
+
+# -- toasts ---------------------------------------------------------------------------------------
+def test_solving_says_so_in_the_verdict_and_no_toast_covers_the_next_puzzles_failures(tmp_path):
+    for size in [(120, 40), (80, 24)]:
+        async def check(app, pilot):
+            result = await run_code(app, pilot, CATALOG.get("dot").reference)
+            assert result.verdict.passed
+            verdict = app.query_one(VerdictView)
+            said = verdict.head_text
+            app.notify("Watch mode on: runs a moment after you stop typing.", timeout=120)  # any notice
+            await pilot.press("ctrl+n")
+            await until(pilot, lambda: app.puzzle.id != "dot", what="the next puzzle")
+            result = await run_code(app, pilot, without_barrier(app.puzzle.id))
+            assert not result.verdict.passed
+            await pilot.press("ctrl+e")
+            await until(pilot, lambda: list(app.screen.query(Toast)), what="the toast drawn")
+            await pilot.pause()
+            for toast in app.screen.query(Toast):
+                assert not toast.region.overlaps(verdict.region), (size, toast.region, verdict.region)
+            assert "Solved Dot product!" in said and "(F3)" in said
+            assert "Solved" not in verdict.head_text  # it left with its puzzle
 
         run_app(check, tmp_path, size=size, puzzle="dot")

@@ -745,8 +745,9 @@ class TutorApp(App):
         if verdict.passed and not was_solved:
             reference = "The lesson" if self.solutions_policy == "never" else \
                 "The reference is now open to you (F3), and the lesson"
-            self.notify(f"Solved {self.puzzle.title}! {reference} ends with what you learned.", title="Passed",
-                        timeout=8)
+            # In the verdict, not a toast: a toast outlived the puzzle and covered the next one's failures.
+            solved = f"Solved {self.puzzle.title}! {reference} ends with what you learned."
+            self._main.query_one(VerdictView).solved(solved)
             self._main.query_one("#lesson", Markdown).update(self._lesson_text())
         self._update_titles()
 

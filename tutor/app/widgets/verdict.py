@@ -52,6 +52,7 @@ class VerdictView(Vertical):
         self._failures: list[Failure] = []
         self.verdict: Verdict | None = None
         self.show_timings = True
+        self._markup = ""  # the summary's markup on show
 
     def compose(self) -> ComposeResult:
         yield Static(id="verdict-head")
@@ -73,7 +74,13 @@ class VerdictView(Vertical):
         return self.list.focus(scroll_visible)
 
     def _head(self, markup: str) -> None:
+        self._markup = markup
         self.query_one("#verdict-head", Static).update(markup)
+
+    def solved(self, message: str) -> None:
+        """The verdict on show solved the puzzle for the first time: `message` says so under it, and
+        leaves with it (a new run, a new puzzle)."""
+        self._head(f"{self._markup}\n[b $success]{_escape(message)}[/]")
 
     def clear(self, text: str = "Press ctrl+r to run your kernel on every config.") -> None:
         self.verdict = None
