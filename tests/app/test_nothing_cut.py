@@ -13,10 +13,12 @@ import re
 from markdown_it import MarkdownIt
 from rich.cells import cell_len
 from textual.content import Content
-from textual.widgets import Static, TextArea
+from textual.widgets import Footer, Static, TextArea
 from textual.widgets._toast import Toast
 
 from tutor.app.app import make_app
+from tutor.app.widgets.arrays import ArrayView
+from tutor.app.widgets.thread_detail import ThreadDetail
 from tutor.app.widgets.thread_pane import EMPTY
 from tutor.app.widgets.verdict import VerdictView
 from tutor.puzzles import load_catalog
@@ -189,3 +191,33 @@ def test_solving_says_so_in_the_verdict_and_no_toast_covers_the_next_puzzles_fai
             assert "Solved" not in verdict.head_text  # it left with its puzzle
 
         run_app(check, tmp_path, size=size, puzzle="dot")
+
+
+# -- 80x24: the footer and the threads tab ----------------------------------------------------------
+def test_at_80x24_the_footer_shows_only_whole_keys_and_always_the_help(tmp_path):
+    async def check(app, pilot):
+        for pane in ("ctrl+g", "ctrl+e", "ctrl+l"):
+            await pilot.press(pane)
+            await pilot.pause(0.1)
+            footer = app.query_one(Footer)
+            keys = [k for k in footer.query("FooterKey") if k.display and k.parent.display]
+            assert keys and all(k.region.right <= footer.region.right for k in keys), pane
+            assert keys[-1].key == "f1" and "f1 Help" in screen_lines(app)[-1], pane
+
+    run_app(check, tmp_path, size=(80, 24), puzzle="dot")
+
+
+def test_at_80x24_the_threads_tab_right_column_holds_its_arrays_and_the_threads_story(tmp_path):
+    """matmul_tiled's 8x8 tiles were 73 columns in a 37-column view; transpose's detail folded
+    before its scrollbar came and lost two columns to it."""
+    async def check(app, pilot):
+        for pid in ("matmul_tiled", "transpose"):
+            app.load_puzzle(pid)
+            await run_code(app, pilot, without_barrier(pid))
+            await pilot.press("ctrl+g")
+            await pilot.pause()
+            for view in (app.query_one(ArrayView), app.query_one(ThreadDetail)):
+                assert view.virtual_size.width <= view.scrollable_content_region.width, (pid, type(view).__name__)
+            assert any(re.match(r"\s*\d+\s+\d+", line) for line in app.query_one(ArrayView).lines_text()), pid
+
+    run_app(check, tmp_path, size=(80, 24))

@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Header, Input, Markdown, Tab, Tabs, TextArea
+from textual.widgets import Header, Input, Markdown, Tab, Tabs, TextArea
 
 from ..engine.process.gpulock import waiting_text
 from ..engine.runner import BACKENDS, Runner, RunnerError, default_backend, gpu_present
@@ -31,6 +31,7 @@ from . import keys as app_keys
 from .commands import TutorCommands
 from .widgets.counters_view import CountersView
 from .widgets.editor import MARKS, CodeEditor, marks_of
+from .widgets.footer import FittingFooter
 from .widgets.hints import HintsPanel
 from .widgets.lesson import LessonMarkdown, LessonScroll
 from .widgets.thread_pane import ThreadPane
@@ -148,7 +149,7 @@ class TutorApp(App):
                 yield CodeEditor.code_editor("", language="python", id="editor", soft_wrap=False)
                 yield VerdictView(id="verdict")
             yield ThreadPane(id="threads", classes="pane")
-        yield Footer(compact=True, show_command_palette=False)  # ctrl+p is in the help: 80 columns hold the rest
+        yield FittingFooter(compact=True, show_command_palette=False)  # ctrl+p is in the help
 
     def on_mount(self) -> None:
         if self.repeatable:

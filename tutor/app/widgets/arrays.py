@@ -87,7 +87,7 @@ class ArrayView(StyledLines, can_focus=True):
             self._rebuild()
 
     def _width_for_layout(self) -> int:
-        return max(self.scrollable_content_region.width or self.size.width, 20)
+        return max(self.room(), 20)
 
     def _rebuild(self) -> None:
         self._lines = []
@@ -202,6 +202,11 @@ class ArrayView(StyledLines, can_focus=True):
         shape = info.shape
         labels = [fmt_row(shape, r) for r in range(r0, r1)]
         label_w = max(len(s) for s in labels) + 1
+        fit = max(1, (self._built_width - label_w + 1) // (w + 1))  # the columns the pane holds whole
+        if c1 - c0 > fit:  # a narrower window, still around the focus
+            c0 = max(0, min(fcol - fit // 4, cols - fit))
+            c1 = c0 + fit
+            grid = [[text(r * cols + c) for c in range(c0, c1)] for r in range(r0, r1)]
         if r0 or c0 or r1 < rows or c1 < cols:
             self._lines.append([(f"  rows {r0}–{r1 - 1} of {rows}, columns {c0}–{c1 - 1} of {cols}",
                                  "arrayview--note")])

@@ -37,6 +37,7 @@ HEAD_BLOCKS = 8  # past it: the first HEAD_BLOCKS, the last TAIL_BLOCKS and the 
 TAIL_BLOCKS = 4
 WARP = 32  # a 1-D block wraps at a warp per row, when the width allows
 PLAY_SECONDS = 0.8
+PHASE_KEYS = Binding.Group("phase", compact=True)
 
 
 class ThreadGrid(ScrollView, can_focus=True):
@@ -47,9 +48,10 @@ class ThreadGrid(ScrollView, can_focus=True):
         Binding("right", "move(1, 0)", "thread right", show=False),
         Binding("up", "move(0, -1)", "thread up", show=False),
         Binding("down", "move(0, 1)", "thread down", show=False),
-        Binding("left_square_bracket", "step(-1)", "phase back"),
-        Binding("right_square_bracket", "step(1)", "phase on"),
-        Binding("space", "play", "play phases"),
+        # One short item in the footer, "[] phase", so that the app's keys fit beside the pane's.
+        Binding("left_square_bracket", "step(-1)", "phase back", group=PHASE_KEYS),
+        Binding("right_square_bracket", "step(1)", "phase on", group=PHASE_KEYS),
+        Binding("space", "play", "play"),
     ]
 
     COMPONENT_CLASSES = {

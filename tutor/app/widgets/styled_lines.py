@@ -73,8 +73,13 @@ class StyledLines(ScrollView):
         """The first drawn row of logical line `line`."""
         return self._first_row[line] if 0 <= line < len(self._first_row) else line
 
+    def room(self) -> int:
+        """The columns a row may take: the width less the vertical scrollbar, whether it shows or not
+        (it comes once the rows are folded, and rows folded before it came were cut by it)."""
+        return max(0, self.size.width - self.styles.scrollbar_size_vertical)
+
     def _layout(self) -> None:
-        width = self.scrollable_content_region.width or self.size.width
+        width = self.room()
         self._folded_at = width
         self._rows, self._first_row = [], []
         for line in self._lines:
@@ -86,7 +91,7 @@ class StyledLines(ScrollView):
         self.refresh()
 
     def on_resize(self, event) -> None:
-        if self.wrap and (self.scrollable_content_region.width or self.size.width) != self._folded_at:
+        if self.wrap and self.room() != self._folded_at:
             self._layout()
 
     def notify_style_update(self) -> None:

@@ -27,6 +27,8 @@ from .grid import ThreadGrid
 from .thread_detail import ThreadDetail
 
 
+CONFIG_KEYS = Binding.Group("config", compact=True)  # ", ." in the footer: the app's keys fit beside
+PANE_KEYS = ", . config   [ ] phase   space play   / counters"
 EMPTY = ("No run to show yet. Press ctrl+r: each thread of the launch appears here as a cell, with "
          "what it read and wrote, and the memory after each barrier.")
 
@@ -35,9 +37,10 @@ class ThreadPane(Vertical):
     """Grid, arrays and thread detail for a list of ConfigRuns, with a header line (wrapped when the pane is narrow)."""
 
     BINDINGS = [
-        Binding("comma", "config(-1)", "previous config"),
-        Binding("full_stop", "config(1)", "next config"),
-        Binding("slash", "counters", "memory counters"),  # no letter: see tutor.app.keys
+        Binding("comma", "config(-1)", "previous config", group=CONFIG_KEYS),
+        Binding("full_stop", "config(1)", "next config", group=CONFIG_KEYS),
+        Binding("slash", "counters", "counters",  # no letter: see tutor.app.keys
+                tooltip="The config's memory counters, or the grid again"),
     ]
 
     DEFAULT_CSS = """
@@ -294,10 +297,12 @@ class ThreadPane(Vertical):
                 else:
                     parts.append(f"thread {fmt_dim(thread)} of block {fmt_dim(block)}")
                     parts.append(STATUS_TITLES[model.status(tid)])
-        # A narrow pane wraps the header (at 120x40 it is 27 columns) rather than cut the phase.
-        text = Text(" · ".join(parts), no_wrap=not narrow, overflow="ellipsis")
+        # A narrow pane wraps the header rather than cut the phase; a wide one adds the pane's keys,
+        # on a line of their own where one line holds not both (a key is never split from its word).
+        text = Text(" · ".join(parts))
         if not narrow:
-            text.append("    , . config   [ ] phase   p play   c counters", style="dim")
+            gap = "    " if len(text) + len(PANE_KEYS) + 4 <= header.content_region.width else "\n"
+            text.append(gap + PANE_KEYS, style="dim")
         header.update(text)
 
 
