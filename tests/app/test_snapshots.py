@@ -1,9 +1,14 @@
 """Screenshots of the main screen, compared with stored ones: passed and failed at 120x40, passed
 at 200x50, and the small layout at 80x24 (a new puzzle on its lesson, and the code tab after a
-run; tests/app/test_code_fits.py checks every classic reference's lines whole at all three). Made repeatable: a fixed seed, a fresh data folder, no cursor blink.
+run; tests/app/test_code_fits.py checks every classic reference's lines whole at all three). Then
+each view a learner reads, at 80x24, 120x40 and 200x50: a lesson with a code block, the failure
+list, the thread grid, the memory counters and F3's reference (tests/app/test_nothing_cut.py
+asserts what these show: nothing cut, no toast on a verdict). Made repeatable: a fixed seed, a
+fresh data folder, no cursor blink.
 
 After an intended change of the look: pytest tests/app/test_snapshots.py --snapshot-update"""
 
+import pytest
 from textual.widgets import TextArea
 
 from tutor.app.app import make_app
@@ -62,3 +67,70 @@ def test_small_layout_code_tab_after_a_run(snap_compare, tmp_path):
         await _run_with(CATALOG.get("map").reference)(pilot)
 
     assert snap_compare(_app(tmp_path, "map"), terminal_size=(80, 24), run_before=run_on_code_tab)
+
+
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"), pytest.param((200, 50), id="200x50")]
+
+
+async def _still(pilot):
+    pilot.app.query_one("#editor", TextArea).cursor_blink = False
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("size", [s for s in SIZES if s.id != "80x24"])
+def test_lesson_with_a_code_block(snap_compare, tmp_path, size):
+    """shared's lesson at its python block (at 80x24: test_small_layout, map's lesson)."""
+    async def at_the_block(pilot):
+        await _still(pilot)
+        scroll = pilot.app.query_one("#lesson-scroll")
+        await until(pilot, lambda: scroll.fences(), what="the lesson")
+        scroll.scroll_to_widget(scroll.fences()[0], animate=False, immediate=True, top=True)
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path, "shared"), terminal_size=size, run_before=at_the_block)
+
+
+@pytest.mark.parametrize("size", [s for s in SIZES if s.id != "120x40"])
+def test_failure_list(snap_compare, tmp_path, size):
+    """The failures of a run, the list focused (at 120x40: test_main_screen_failed)."""
+    async def failed(pilot):
+        await pilot.press("ctrl+e")  # at 80x24 the code tab, which holds the verdict
+        await _run_with(FAILING_DOT)(pilot)
+        pilot.app.query_one("#verdict-list").focus()
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=failed)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_thread_grid(snap_compare, tmp_path, size):
+    async def on_the_grid(pilot):
+        await _run_with(FAILING_DOT)(pilot)
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=on_the_grid)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_memory_counters(snap_compare, tmp_path, size):
+    async def on_the_counters(pilot):
+        await _run_with(CATALOG.get("dot").reference)(pilot)
+        await pilot.press("ctrl+g", "c")
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=on_the_counters)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_reference_f3(snap_compare, tmp_path, size):
+    async def reference(pilot):
+        await _still(pilot)
+        pilot.app.store.record_run("dot", True)
+        await pilot.press("f3")
+        await until(pilot, lambda: type(pilot.app.screen).__name__ == "ReferenceScreen", what="the reference")
+        for editor in pilot.app.screen.query(TextArea):
+            editor.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(_app(tmp_path), terminal_size=size, run_before=reference)
