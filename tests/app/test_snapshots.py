@@ -116,7 +116,7 @@ def test_thread_grid(snap_compare, tmp_path, size):
 def test_memory_counters(snap_compare, tmp_path, size):
     async def on_the_counters(pilot):
         await _run_with(CATALOG.get("dot").reference)(pilot)
-        await pilot.press("ctrl+g", "c")
+        await pilot.press("ctrl+g", "slash")
         await pilot.pause()
 
     assert snap_compare(_app(tmp_path), terminal_size=size, run_before=on_the_counters)
