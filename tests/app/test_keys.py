@@ -328,3 +328,13 @@ def test_a_served_learner_without_a_model_is_sent_to_the_facilitator_not_to_a_co
 
     run(check, tmp_path / "served", served=True)
     run(local, tmp_path / "local")
+
+
+def test_no_more_than_two_notices_stand_at_once_the_newest(tmp_path):
+    async def check(app, pilot):
+        for n in range(5):
+            app.notify(f"notice {n}", timeout=30)
+        await settle(pilot)
+        assert [str(t.message) for t in app._notifications] == ["notice 3", "notice 4"]
+
+    run(check, tmp_path, size=(80, 24))

@@ -48,6 +48,7 @@ STACKED = CODE_MIN + 2 * LESSON_MIN  # below this the threads sit under the less
 # The failures sit under the editor, in its pane: a pane of their own for the keys (ctrl+e again, F4).
 PANES = {"lesson": ("lesson-pane", "tab-lesson", "lesson-scroll"), "code": ("code-pane", "tab-code", "editor"),
          "failures": ("code-pane", "tab-code", "verdict-list"), "threads": ("threads", "tab-threads", "thread-grid")}
+TOASTS = 2  # notices on screen at once, the newest
 NOTICE_EVERY = 3.0  # seconds between two "press ctrl+e to type code" notices
 
 
@@ -807,6 +808,15 @@ class TutorApp(App):
             self._deferred.append((message, dict(title=title, severity=severity, timeout=timeout, markup=markup)))
             return
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def _on_notify(self, event) -> None:
+        """At most TOASTS notices stand at once, the newest: a stack of them grew down over the verdict."""
+        super()._on_notify(event)
+        standing = list(self._notifications)
+        for old in standing[:-TOASTS]:
+            self._unnotify(old, refresh=False)
+        if len(standing) > TOASTS:
+            self._refresh_notifications()
 
     def push_screen(self, screen, *args, **kwargs):
         if isinstance(screen, ModalScreen):
