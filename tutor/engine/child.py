@@ -20,16 +20,18 @@ def main(argv=None) -> int:
 
 
 def handler(argv: list[str]):
-    """(handle, warm, fresh) for `BACKEND [CONTENT]`: what a warm child serves, and what the fork
-    server (forkserver.py) warms once and forks a fresh child to serve for each untrusted check;
-    `fresh` runs in each process once it is confined (a GPU's context is per process)."""
+    """(handle, warm, fresh) for `BACKEND [CONTENT [ROLE]]`: what a warm child serves, and what the
+    fork server (forkserver.py) warms once and forks a fresh child to serve for each untrusted check;
+    `fresh` runs in each process once it is confined (a GPU's context is per process). ROLE says
+    what the child will be asked, so that it warms only that (see warm_up)."""
     backend = argv[0] if argv else "sim"
     content = argv[1] if len(argv) > 1 and argv[1] else None
+    role = argv[2] if len(argv) > 2 and argv[2] in ROLES else ""
     catalogs: dict = {}
     task_state: dict = {}  # a coaching task's candidate, loaded once per verification
 
     def warm():
-        warm_up(backend)
+        warm_up(backend, role)
         from tutor.puzzles import load_catalog
 
         catalogs[content] = load_catalog(content)  # puzzle.toml files only: no reference is read
@@ -41,10 +43,40 @@ def handler(argv: list[str]):
     return (lambda request, arrays: handle(backend, request, catalogs, arrays, task_state)), warm, fresh
 
 
-def warm_up(backend: str) -> None:
+# What a child is for, when the runner knows it: "simulate" (a simulator check whose real-compiler
+# check runs in another child), "compile" (that other child). "" : anything, so warm everything.
+ROLES = ("", "simulate", "compile")
+
+
+def warm_up(backend: str, role: str = "") -> None:
     """Pay numba's import (and the compiler's first run) before the learner presses run, and the
     engine's own imports (a forked child starts with them). A GPU's driver is not touched here: a
-    fork server must not hold a CUDA context its children would share."""
+    fork server must not hold a CUDA context its children would share.
+
+    A child with a role warms only what its requests need: the simulator's child never imports
+    numba (our simulator runs without it: half a second and a core saved while the app starts,
+    and the CLI's verdict is not kept waiting for it); the compiler's child imports numba and
+    probes NVVM, whose first compile costs what the real check's first compile would."""
+    if role == "compile":
+        try:
+            from .judge import compile_puzzle  # noqa: F401
+            from .loading.compile import nvvm_missing
+
+            nvvm_missing()
+        except Exception:
+            pass  # reported properly by the first real request
+        return
+    if role == "simulate" and backend == "sim":
+        try:
+            from . import judge  # noqa: F401
+            from .analysis import counters, detect  # noqa: F401
+            from .loading import sim_loader  # noqa: F401
+            from .sim import launch  # noqa: F401
+
+            _simulate_once(WARM_KERNEL)
+        except Exception:
+            pass
+        return
     try:
         from . import judge, task_child  # noqa: F401
         from .analysis import counters, detect  # noqa: F401
@@ -101,13 +133,18 @@ def _launch_once(source: str) -> None:
 
 
 def _run_once(source: str) -> None:
+    from .loading.compile import compile_check
+
+    compile_check(source, "warm.py", ["out", "a", "size"], [("array", "float32", 1)] * 2 + [("int",)], untrusted=True)
+    _simulate_once(source)
+
+
+def _simulate_once(source: str) -> None:
     import numpy as np
 
     from .judge import simulate
-    from .loading.compile import compile_check
     from .analysis.counters import count
 
-    compile_check(source, "warm.py", ["out", "a", "size"], [("array", "float32", 1)] * 2 + [("int",)], untrusted=True)
     trace, _ = simulate(source, [2], [8], [("out", np.zeros(1, np.float32)), ("a", np.ones(12, np.float32)),
                                           ("size", 12)])
     count(trace, source)

@@ -67,6 +67,7 @@ class Runner:
         self._current = None  # the fresh child of the untrusted check in flight
         self._catalog = None
         self._lock = threading.Lock()
+        self._shut = False  # shut_down(): no child starts again
         self._cancelled = False
         # the last GPU check's turn: {prepare_s, waited_s, held_s, turn, others_waiting, timing_runs}
         self.last_turn: dict | None = None
@@ -92,6 +93,8 @@ class Runner:
         """Start the child now (it warms up while the learner types). From the UI's thread: while a
         request is in flight there is a child already, and this returns at once. A served learner's
         runner starts its fork server instead: every check of theirs gets a fresh child."""
+        if self._shut:
+            return
         if self.sim is not None:
             self.sim.start()
         if self._compiles_beside:
@@ -114,6 +117,7 @@ class Runner:
 
     def _compiler_runner(self) -> Runner:
         if self._compiler is None:
+            self._refuse_if_shut()
             self._compiler = Runner("sim", timeout=self.timeout, memory_mb=self.memory_mb, content=self.content,
                                     session=self.session, with_simulator=False)
             self._compiler._compiles_for = self
@@ -121,6 +125,7 @@ class Runner:
 
     def _fork_server(self):
         if self._server is None:
+            self._refuse_if_shut()
             from .process.forkserver import ForkServer
 
             self._server = ForkServer("tutor.engine.child", [self.backend, self.content or ""],
@@ -146,29 +151,44 @@ class Runner:
             server.make_spare(start_grace=COLD_START_GRACE)  # the next check's process, forked now
 
     def _start(self) -> None:
+        self._refuse_if_shut()
         if self._child is None:
             from .process.sandbox import Child
 
             # Our simulator's child compiles with the real Numba; only numba-sim uses Numba's simulator.
             # The GPU child gets no address-space cap (CUDA reserves huge virtual ranges); the
             # parent watches its resident memory instead.
-            self._child = Child("tutor.engine.child", [self.backend], memory_mb=self.memory_mb,
+            self._child = Child("tutor.engine.child", [self.backend, self.content or "", self._role],
+                                memory_mb=self.memory_mb,
                                 gpu=self.backend == "gpu", read_paths=[self.content] if self.content else [],
                                 env={"NUMBA_ENABLE_CUDASIM": "1" if self.backend == "numba-sim" else "0"})
         self._child.start()
 
+    @property
+    def _role(self) -> str:
+        """What the warm child will be asked (child.ROLES), so that it warms only that: a simulator
+        check's own child never imports numba when its compiler check runs in another."""
+        if self._compiles_for is not None:
+            return "compile"
+        return "simulate" if self._compiles_beside else ""
+
     def wait_ready(self) -> None:
-        """Start the child (or the fork server) and wait until it has warmed up."""
-        with self._lock:
-            if self.untrusted:
-                self._fork_server().wait_ready(COLD_START_GRACE)
-                self._server.make_spare(start_grace=COLD_START_GRACE)
-            else:
-                self._ask({"op": "ping"})
-        if self.sim is not None:
-            self.sim.wait_ready()
-        if self._compiles_beside:
-            self._compiler_runner().wait_ready()
+        """Start the child (or the fork server) and wait until it has warmed up. After shut_down,
+        from another thread while this waits, it returns without starting anything."""
+        try:
+            with self._lock:
+                if self.untrusted:
+                    self._fork_server().wait_ready(COLD_START_GRACE)
+                    self._server.make_spare(start_grace=COLD_START_GRACE)
+                else:
+                    self._ask({"op": "ping"})
+            if self.sim is not None:
+                self.sim.wait_ready()
+            if self._compiles_beside:
+                self._compiler_runner().wait_ready()
+        except RunnerError:
+            if not self._shut:
+                raise
 
     @property
     def pid(self) -> int | None:
@@ -188,6 +208,24 @@ class Runner:
         compiler, self._compiler = self._compiler, None
         if compiler is not None:
             compiler.close()
+
+    def shut_down(self) -> None:
+        """Close for good, from any thread, at once: for an owner that is leaving (the app's quit, a
+        backend switched away from). A request still in flight on another thread ends with the
+        verdict of a stopped process instead of starting a child; the next asks raise RunnerError."""
+        self._shut = True
+        for runner in (self.sim, self._compiler):
+            if runner is not None:
+                runner._shut = True
+        self.close()
+
+    @property
+    def is_shut_down(self) -> bool:
+        return self._shut
+
+    def _refuse_if_shut(self) -> None:
+        if self._shut:
+            raise RunnerError("the tutor is closing: this run was stopped")
 
     def cancel(self) -> None:
         """Abandon the request in flight (a newer run replaces it): the child is killed."""
@@ -212,17 +250,20 @@ class Runner:
               untrusted: bool = False, on_provisional=None):
         """`on_wait(n)`: called while the run waits for the GPU, with how many are ahead of it.
         `on_provisional(result)`: a trusted simulator check asks the real compiler in a second child
-        at the same time, and hears the simulator's result first through this, while the compiler
-        works; the result returned is final (the compiler's word merged in). Without it the one
-        child runs both, one after the other.
+        at the same time (the CLI's one check too: the simulator's child never waits for numba's
+        import), and hears the simulator's result first through this, while the compiler works;
+        the result returned is final (the compiler's word merged in).
         `untrusted`: a model wrote the code; on the simulator the real compiler must accept it before
         any of it runs (see judge.run_sim). A served learner's runner (SERVED_ENV) treats every check so.
 
         The answers never leave this process: the inputs are drawn and the reference computed here,
         the child runs the kernel on the inputs alone, and what it wrote is judged here."""
+        beside_compiler = compile and self._compiles_beside and not untrusted
+        if beside_compiler:
+            self.start()  # both children start now: a cold CLI check's compiler need not wait for our imports
         from .judge import add_compile_result, plan
 
-        if on_provisional is not None and compile and self._compiles_beside and not untrusted:
+        if beside_compiler:
             compiled: list = []
 
             def ask_compiler():
@@ -235,7 +276,7 @@ class Runner:
             beside.start()
             result = self.check(puzzle, source, filename, seed=seed, n_random=n_random, keep_traces=keep_traces,
                                 compile=False, on_wait=on_wait)
-            if beside.is_alive():  # a copy: the verdict returned is the same one, completed below
+            if beside.is_alive() and on_provisional is not None:  # a copy: the verdict returned is completed below
                 from .verdict import CheckResult
 
                 on_provisional(CheckResult(replace(result.verdict, failures=list(result.verdict.failures),
