@@ -12,7 +12,6 @@ from pathlib import Path
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
-from textual import events
 from textual.binding import BindingsMap
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -205,6 +204,8 @@ class TutorApp(App):
             self.runner.wait_ready()
             self._warm = True
         except Exception as e:  # shown, never fatal: the first run will say more
+            if self.runner.is_shut_down:
+                return  # the app is closing
             self.call_from_thread(self.notify, terminal_safe(f"Could not start the {self.backend} backend: {e}"),
                                   severity="error", markup=False)
 
@@ -317,16 +318,24 @@ class TutorApp(App):
             self._zoom(self._pane_of_focus())
 
     def _zoom(self, name: str) -> None:
-        self._unzoom()
-        self._main.add_class("-zoomed")
-        self._main.query_one(f"#{PANES[name][0]}").add_class("-zoom")
+        """The zoom is the panes' own display, set inline: a class on the screen restyled every
+        widget of it (a tenth of a second, more on a busy machine); the classes stay as markers."""
+        self._main.set_class(True, "-zoomed", update=False)
+        for other, (pane_id, _, _) in PANES.items():
+            pane = self._main.query_one(f"#{pane_id}")
+            pane.set_class(other == name, "-zoom", update=False)
+            pane.display = other == name
         self._fit_code_pane()
         self._focus_pane(name)
 
     def _unzoom(self) -> None:
-        self._main.remove_class("-zoomed")
-        for pane, _, _ in PANES.values():
-            self._main.query_one(f"#{pane}").remove_class("-zoom")
+        if not self._main.has_class("-zoomed"):
+            return
+        self._main.set_class(False, "-zoomed", update=False)
+        for pane_id, _, _ in PANES.values():
+            pane = self._main.query_one(f"#{pane_id}")
+            pane.set_class(False, "-zoom", update=False)
+            pane.styles.display = None  # the stylesheet's again (a small terminal's tabs hide panes)
         self._fit_code_pane()
 
     # -- puzzles --------------------------------------------------------------------------------
@@ -339,7 +348,7 @@ class TutorApp(App):
         if code is None:
             code = self.store.load_code(puzzle_id, self.puzzle.starter)
         editor.load_text(code)
-        self._main.query_one("#lesson", Markdown).update(self._lesson_text())
+        self._main.query_one("#lesson", LessonMarkdown).show_lesson(self._lesson_text())
         progress = self.store.progress(puzzle_id)
         if self._hint_cancel is not None:
             self._hint_cancel.set()  # a hint for the puzzle left behind is of no use
@@ -848,9 +857,10 @@ class TutorApp(App):
         self._close(self.runner)
 
     def _close(self, runner: Runner | None) -> None:
-        """A child of the app's own ends with it; a borrowed one is its owner's to close."""
+        """A child of the app's own ends with it, at once (quit waits for no child); a borrowed one
+        is its owner's to close."""
         if runner is not None and runner is not self._borrowed:
-            runner.close()
+            runner.shut_down()
 
 
 async def caught_up(widget, limit: float = 1.0) -> None:

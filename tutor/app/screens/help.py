@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from rich import box
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Static
 
 THREAD_KEYS = [
     ("arrow keys", "move between threads in the thread grid"),
@@ -44,12 +48,21 @@ class HelpScreen(ModalScreen[None]):
         self.app_keys = keys
 
     def compose(self) -> ComposeResult:
-        rows = ["# Keys", "", "| key | what it does |", "|---|---|"]
-        for keys, what, _ in self.app_keys:
-            rows.append(f"| {keys} | {what} |")
-        rows.append("| letters | type only in the code editor (ctrl+e); elsewhere they do nothing |")
-        for keys, what in THREAD_KEYS:
-            rows.append(f"| {keys} | {what} |")
-        rows += ["", "Your code saves itself as you type; nothing you write is lost. Escape closes this."]
+        rows = [(keys, what) for keys, what, _ in self.app_keys]
+        rows.append(("letters", "type only in the code editor (ctrl+e); elsewhere they do nothing"))
+        rows += THREAD_KEYS
         with VerticalScroll():
-            yield Markdown("\n".join(rows))
+            yield Static(Content.from_markup("[b]Keys[/b]\n"))
+            yield Static(_table(rows))
+            yield Static("\nYour code saves itself as you type; nothing you write is lost. Escape closes this.")
+
+
+def _table(rows: list[tuple[str, str]]) -> Table:
+    """The keys as one widget: a Markdown table made a widget of every cell (58 of them), and F1
+    took a quarter of a second to draw, several on a busy machine."""
+    table = Table(box=box.SIMPLE_HEAD, expand=True, padding=(0, 1), header_style="bold")
+    table.add_column("key", ratio=1, style="bold")
+    table.add_column("what it does", ratio=2)
+    for keys, what in rows:
+        table.add_row(Text(keys), Text(what))
+    return table

@@ -67,6 +67,14 @@ class LessonFence(MarkdownFence):
         self.set_class(self.wraps, "-wrap")
         self._folded_at = 0  # the width the code was last folded for (0: shown as written)
 
+    @classmethod
+    def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False):
+        """A block that names no language (an indented block: a formula, a diagram) is plain text.
+        Textual would ask Pygments to guess one at every restyle: the first guess imports every
+        lexer Pygments has (half a second, on the key that opened the lesson), and the guesses
+        colour a formula as SQL."""
+        return super().highlight(code, language or "text", ansi, dark)
+
     @property
     def wraps(self) -> bool:
         return (self.lexer or "").strip().lower() not in DRAWINGS
@@ -92,9 +100,25 @@ class LessonFence(MarkdownFence):
 
 
 class LessonMarkdown(Markdown):
-    """The lesson's Markdown: its code blocks are LessonFences."""
+    """The lesson's Markdown (and any we write ourselves): its code blocks are LessonFences, with
+    their own language or none, never a guessed one."""
 
     BLOCKS = {**Markdown.BLOCKS, "fence": LessonFence, "code_block": LessonFence}
+
+    _showing: str | None = None
+
+    def show_lesson(self, markdown: str) -> None:
+        """Another puzzle's lesson. The old one leaves the screen with the key that asked for it:
+        the new one's blocks mount a moment later (a tenth of a second, more on a busy machine),
+        and until then the pane shows nothing rather than the lesson of the puzzle left behind."""
+        self._showing = markdown
+        self.visible = False
+        self.run_worker(self._update_then_show(markdown), group="lesson")
+
+    async def _update_then_show(self, markdown: str) -> None:
+        await self.update(markdown)
+        if self._showing == markdown:  # a later lesson, asked meanwhile, shows itself
+            self.visible = True
 
 
 def fold(code: Content, width: int) -> Content:
