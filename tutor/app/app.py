@@ -321,10 +321,14 @@ class TutorApp(App):
         """The zoom is the panes' own display, set inline: a class on the screen restyled every
         widget of it (a tenth of a second, more on a busy machine); the classes stay as markers."""
         self._main.set_class(True, "-zoomed", update=False)
-        for other, (pane_id, _, _) in PANES.items():
+        zoomed = PANES[name][0]
+        for pane_id in {pane_id for pane_id, _, _ in PANES.values()}:  # the failures' pane is the code's
             pane = self._main.query_one(f"#{pane_id}")
-            pane.set_class(other == name, "-zoom", update=False)
-            pane.display = other == name
+            pane.set_class(pane_id == zoomed, "-zoom", update=False)
+            pane.display = pane_id == zoomed
+            if pane_id == zoomed:  # the whole height too, where the stacked layout caps the threads'
+                pane.styles.min_height, pane.styles.max_height = 0, "100%"
+        self._main.query_one("#main").styles.layout = "horizontal"  # a stacked layout's grid is for three
         self._fit_code_pane()
         self._focus_pane(name)
 
@@ -336,6 +340,8 @@ class TutorApp(App):
             pane = self._main.query_one(f"#{pane_id}")
             pane.set_class(False, "-zoom", update=False)
             pane.styles.display = None  # the stylesheet's again (a small terminal's tabs hide panes)
+            pane.styles.min_height = pane.styles.max_height = None
+        self._main.query_one("#main").styles.layout = None
         self._fit_code_pane()
 
     # -- puzzles --------------------------------------------------------------------------------
