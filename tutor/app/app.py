@@ -95,6 +95,7 @@ class TutorApp(App):
             keys.update(BindingsMap(app_keys.bindings(served=True)).key_to_bindings)
             self._bindings = BindingsMap.from_keys(keys)
         self._typed_nowhere_at = 0.0  # when a letter typed where no text goes last said so
+        self._in_editor: tuple[str, TextArea] | None = None  # the editor, and whose code it holds
 
         self.workshop = workshop  # a facilitator's file (tutor.workshop.config): its puzzles, title and policies
         self._ask_name = ask_name or (workshop is not None and workshop.ask_name)
@@ -346,6 +347,7 @@ class TutorApp(App):
 
     # -- puzzles --------------------------------------------------------------------------------
     def load_puzzle(self, puzzle_id: str) -> None:
+        self._keep_typed()
         self._save_code()
         self.puzzle = self.catalog.get(puzzle_id)
         self.store.record_open(puzzle_id)
@@ -354,6 +356,7 @@ class TutorApp(App):
         if code is None:
             code = self.store.load_code(puzzle_id, self.puzzle.starter)
         editor.load_text(code)
+        self._in_editor = (puzzle_id, editor)  # kept: on unmount the screens are gone
         self._main.query_one("#lesson", LessonMarkdown).show_lesson(self._lesson_text())
         progress = self.store.progress(puzzle_id)
         if self._hint_cancel is not None:
@@ -663,6 +666,14 @@ class TutorApp(App):
                 self._watch_timer.stop()
             self._watch_timer = self.set_timer(WATCH_DELAY, self._watch_run)
 
+    def _keep_typed(self) -> None:
+        """The editor's text as it stands, to the autosaver, for the puzzle it was typed in. The
+        autosaver hears of a change once the editor's Changed message has bubbled up to the app, pane
+        by pane: a puzzle switch or quit read before it saved the puzzle without its last letters."""
+        if self._in_editor is not None:
+            puzzle_id, editor = self._in_editor
+            self.autosaver.feed(puzzle_id, editor.text, time.monotonic())
+
     def _autosave_tick(self) -> None:
         if self.autosaver.due(time.monotonic()):
             self._save_code()
@@ -858,6 +869,7 @@ class TutorApp(App):
     def on_unmount(self) -> None:
         if self._hint_cancel is not None:
             self._hint_cancel.set()
+        self._keep_typed()
         self.autosaver.flush()
         self.store.record_close()  # a closed app (a browser tab closed) is on no puzzle now
         self._close(self.runner)
