@@ -32,3 +32,70 @@ def test_letters_typed_just_before_quitting_are_saved(tmp_path):
 
     run(check, tmp_path)
     assert Store(tmp_path).load_code("map", "").endswith("# the last line")
+
+
+def test_keys_typed_right_after_a_dialog_closes_land_in_the_editor(tmp_path):
+    """A dialog's own keys (escape, F1 in help, Enter in the puzzle list, y in a question) ran only
+    once the key had gone down to the dialog's widget and back up: the letters typed right after
+    them went to the dialog being closed, and were lost."""
+    from tutor.app.screens.learner_name import NameScreen
+    from tutor.app.screens.reference import ReferenceScreen
+
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        main = app.screen
+        for opening, closing in (("f1", ["escape"]), ("f1", ["f1"]), ("f9", ["n"]), (ReferenceScreen, ["f3"])):
+            editor.load_text("")
+            if opening is ReferenceScreen:  # F3 opens it once the puzzle is solved
+                app.push_screen(ReferenceScreen(app.puzzle, ""))
+            else:
+                post(app, opening)
+            await until(pilot, lambda: app.screen is not main, 20, f"{opening} to open")
+            post(app, *closing, T("abc"))
+            await settle(pilot)
+            assert app.screen is main and editor.text == "abc", (opening, closing, editor.text)
+
+        post(app, "f9")  # reset: y, and the letters type into the starter
+        await until(pilot, lambda: app.screen is not main, 20, "the reset question")
+        post(app, "y", "ctrl+end", T("# after"))
+        await settle(pilot)
+        assert editor.text == app.puzzle.starter + "# after"
+
+        post(app, "f2")
+        await until(pilot, lambda: app.screen is not main, 20, "the puzzle list")
+        post(app, "down", "enter", "ctrl+end", T("# in zip"))
+        await settle(pilot)
+        assert app.puzzle.id == "zip" and editor.text.endswith("# in zip")
+
+        app.push_screen(NameScreen("room", tmp_path))
+        await settle(pilot)
+        post(app, T("Ann"), "enter", "ctrl+end", T("# named"))
+        await settle(pilot)
+        assert app.screen is main and editor.text.endswith("# named")
+
+    run(check, tmp_path)
+
+
+def test_a_bound_key_in_a_pane_without_text_acts_there_though_a_pane_key_follows_at_once(tmp_path, catalog):
+    """The arrows of the lesson, the grid and the failure list ran from the app's queue, once the key
+    had gone down to the pane and back: `down down ctrl+e` in the lesson moved the editor's cursor two
+    lines, and `down ctrl+l` in the failures scrolled the lesson."""
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.load_text(catalog.get("map").reference.replace("+ 10", "+ 11"))
+        await pilot.press("ctrl+r")
+        await until(pilot, lambda: app.last_result is not None, 60, "the run")
+        lesson = app.query_one("#lesson-scroll")
+        for pane, away in (("lesson", "ctrl+e"), ("threads", "ctrl+e"), ("failures", "ctrl+l")):
+            app.action_pane(pane)
+            await settle(pilot)
+            editor.move_cursor((0, 0))
+            lesson.scroll_home(animate=False, immediate=True)
+            post(app, "down", "down", away)
+            await settle(pilot)
+            assert editor.cursor_location == (0, 0), pane
+            # (two downs in one frame scroll one line: Textual's scroll_down starts from the target
+            # the last frame set)
+            assert (lesson.scroll_y > 0) == (pane == "lesson"), pane
+
+    run(check, tmp_path)

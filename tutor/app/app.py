@@ -505,12 +505,26 @@ class TutorApp(App):
         return super().check_action(action, parameters)
 
     async def _check_bindings(self, key: str, priority: bool = False) -> bool:
-        """An app key waits for the keys typed before it: Textual runs it as soon as the app reads
-        it, while the letters ahead of it may still sit in the editor's own queue, so ctrl+r right
-        after typing ran the code without its last letters (and F3, ctrl+s, ctrl+n likewise)."""
-        if priority and isinstance(self.focused, (TextArea, Input)) and key in self._bindings.key_to_bindings:
-            await caught_up(self.focused)
-        return await super()._check_bindings(key, priority)
+        """A priority key waits for the keys typed before it: Textual runs it as soon as the app reads
+        it, while the letters ahead of it may still sit in the focused widget's own queue, so ctrl+r
+        right after typing ran the code without its last letters (and F3, ctrl+s, ctrl+n likewise), and
+        a dialog's Enter (its keys are priority too, so the letters after them reach the editor) would
+        take the name or the puzzle before the letters and arrows typed ahead of it."""
+        focused = self.focused
+        if priority and focused is not None and any(
+                binding.priority for _, bindings in self.screen._binding_chain
+                for binding in bindings.key_to_bindings.get(key, ())):
+            await caught_up(focused)
+        if await super()._check_bindings(key, priority):
+            return True
+        if priority and not takes_text(focused):
+            # Read now (priority: the app is reading the key): a widget that takes no text (the lesson,
+            # the grid, the failures, a dialog's list or buttons) has nothing to do with a key before
+            # its bindings, which Textual runs only once the key has gone down to it and back up to the
+            # app, after any pane key or dialog's Enter read meanwhile: down, ctrl+e moved the editor's
+            # cursor instead of the lesson, and escape left help with the letters typed next still in it.
+            return await super()._check_bindings(key)
+        return False
 
     async def _on_key(self, event: events.Key) -> None:
         """A key no binding took reaches the app last. A character typed where no text goes (the
@@ -879,6 +893,11 @@ class TutorApp(App):
         is its owner's to close."""
         if runner is not None and runner is not self._borrowed:
             runner.shut_down()
+
+
+def takes_text(widget) -> bool:
+    """A widget that handles keys itself before its bindings (and runs those in order, keys_in_order)."""
+    return isinstance(widget, Input) or (isinstance(widget, TextArea) and not widget.read_only)
 
 
 async def caught_up(widget, limit: float = 1.0) -> None:

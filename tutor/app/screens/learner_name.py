@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
@@ -18,6 +19,9 @@ from ..widgets.keys_in_order import InOrderInput
 
 
 class NameScreen(ModalScreen[str | None]):
+    # priority: the name is taken when the app reads Enter (once the box holds the letters typed before
+    # it, TutorApp._check_bindings), so the letters typed next reach the editor, not the closing box
+    BINDINGS = [Binding("enter", "submit", "OK", priority=True)]
     DEFAULT_CSS = """
     NameScreen {
         align: center middle;
@@ -54,11 +58,10 @@ class NameScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         self.query_one("#name", Input).focus()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
+    def action_submit(self) -> None:
         problem = self.query_one("#name-problem", Label)
         try:
-            learner = save_name(self.data_dir, event.value)
+            learner = save_name(self.data_dir, self.query_one("#name", Input).value)
         except ValueError as e:
             problem.update(_escape(str(e)))
             return

@@ -32,7 +32,9 @@ class PuzzleList(ModalScreen[str | None]):
         margin: 1 0;
     }
     """
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+    # Enter is priority: the list closes when the app reads it (TutorApp._check_bindings), so the letters
+    # typed next reach the puzzle's editor; the list's own Enter closed it only from the list's queue.
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close"), Binding("enter", "open", "Open", priority=True)]
 
     def __init__(self, catalog, store, current: str):
         super().__init__()
@@ -68,4 +70,11 @@ class PuzzleList(ModalScreen[str | None]):
                 options.highlighted = i
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        self.dismiss(event.option.id)  # a click
+
+    def action_open(self) -> None:
+        options = self.query_one(OptionList)
+        if options.highlighted is not None:
+            option = options.get_option_at_index(options.highlighted)
+            if option.id and not option.disabled:
+                self.dismiss(option.id)
