@@ -99,3 +99,28 @@ def test_a_bound_key_in_a_pane_without_text_acts_there_though_a_pane_key_follows
             assert (lesson.scroll_y > 0) == (pane == "lesson"), pane
 
     run(check, tmp_path)
+
+
+def test_code_pasted_where_no_text_goes_says_where_it_goes(tmp_path):
+    """A paste into the lesson or the grid vanished without a word (a letter typed there says to
+    press ctrl+e)."""
+    async def check(app, pilot):
+        notices = []
+        app.notify = lambda message, **kw: notices.append(str(message))
+        editor = app.query_one("#editor", TextArea)
+        before = editor.text
+        for pane in ("lesson", "threads"):
+            app.action_pane(pane)
+            await settle(pilot)
+            app._typed_nowhere_at = 0.0  # each pane's paste may say it
+            app.post_message(events.Paste("i = cuda.threadIdx.x"))
+            await settle(pilot)
+            assert len(notices) == 1 and "ctrl+e" in notices[0] and "paste" in notices[0], pane
+            notices.clear()
+        assert editor.text == before
+        app.action_pane("code")
+        app.post_message(events.Paste("# pasted"))
+        await settle(pilot)
+        assert "# pasted" in editor.text and not notices
+
+    run(check, tmp_path)

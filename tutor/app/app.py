@@ -534,9 +534,13 @@ class TutorApp(App):
                 and not isinstance(self.focused, (TextArea, Input))
                 and not any(event.key in bindings.key_to_bindings for _, bindings in self.screen._modal_binding_chain)):
             event.prevent_default()
-            if time.monotonic() - self._typed_nowhere_at > NOTICE_EVERY:
-                self._typed_nowhere_at = time.monotonic()
-                self.notify("Press ctrl+e to type code: letters go only into the code editor.", timeout=NOTICE_EVERY)
+            self._say_where_text_goes("Press ctrl+e to type code: letters go only into the code editor.")
+
+    def _say_where_text_goes(self, words: str) -> None:
+        """Quietly: once in NOTICE_EVERY seconds, not once a letter."""
+        if time.monotonic() - self._typed_nowhere_at > NOTICE_EVERY:
+            self._typed_nowhere_at = time.monotonic()
+            self.notify(words, timeout=NOTICE_EVERY)
 
     def action_saved(self) -> None:
         """ctrl+s, from habit: the code saves itself; say so, and save what is pending now."""
@@ -874,6 +878,11 @@ class TutorApp(App):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, LEARNER_INPUT) and not event.is_forwarded:
             self.store.record_activity(self.puzzle.id)  # time at the puzzle (tutor.activity); memory only
+        if (isinstance(event, events.Paste) and not event.is_forwarded and self.screen_stack
+                and self.screen is self._main and not takes_text(self.focused)):
+            # A paste where no text goes would vanish without a word; the focus is read as the paste
+            # arrives (a paste the editor took also bubbles up, maybe after a pane key).
+            self._say_where_text_goes("Press ctrl+e, then paste: code goes only into the code editor.")
         await super().on_event(event)
 
     # -- shutting down --------------------------------------------------------------------------
