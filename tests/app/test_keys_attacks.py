@@ -124,3 +124,23 @@ def test_code_pasted_where_no_text_goes_says_where_it_goes(tmp_path):
         assert "# pasted" in editor.text and not notices
 
     run(check, tmp_path)
+
+
+def test_escape_in_the_editor_keeps_the_keys_there_typed_fast_or_slow(tmp_path):
+    """Textual's TextArea gives escape the focus to the next widget (the failure list under it, empty
+    or not), from the editor's queue: typed fast the letters after escape still went into the code,
+    typed slowly they were lost to the failure list. Escape now only drops a selection."""
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.load_text("")
+        app.action_pane("code")
+        post(app, T("ab"), "escape", T("cd"))  # fast
+        await settle(pilot)
+        post(app, "escape")  # slow: the letters come once escape is done
+        await settle(pilot)
+        post(app, T("ef"), "shift+left", "escape", T("g"))
+        await settle(pilot)
+        # the f selected, escape drops the selection (g no longer replaces f), the cursor where it was
+        assert app.focused is editor and editor.text == "abcdegf"
+
+    run(check, tmp_path)

@@ -24,7 +24,7 @@ from textual.binding import Binding
 from textual.geometry import Offset
 from textual.strip import Strip
 from textual.widgets import TextArea
-from textual.widgets.text_area import Document
+from textual.widgets.text_area import Document, Selection
 
 from tutor.textsafe import terminal_safe, terminal_safe_columns
 from .keys_in_order import run_own_binding
@@ -165,6 +165,14 @@ class CodeEditor(TextArea):
             row, column = min(start, end)
             indent = next_indent(self.document[row], column, self.indent_width)
             self._replace_via_keyboard("\n" + indent, start, end)
+            return
+        if event.key == "escape" and not self.read_only:
+            # Textual's TextArea hands escape's focus to the next widget from the editor's queue: the
+            # letters typed right after it still went into the code, typed slowly they went nowhere.
+            # The panes have their keys (F4, ctrl+e, ctrl+l, ctrl+g); escape only drops a selection.
+            event.stop()
+            event.prevent_default()
+            self.selection = Selection.cursor(self.selection.end)
             return
         if await run_own_binding(self, event):
             return
