@@ -144,3 +144,23 @@ def test_escape_in_the_editor_keeps_the_keys_there_typed_fast_or_slow(tmp_path):
         assert app.focused is editor and editor.text == "abcdegf"
 
     run(check, tmp_path)
+
+
+def test_an_app_key_does_not_wait_on_a_widget_that_is_gone(tmp_path):
+    """caught_up asks the focused widget to say when its queue is done; a widget already removed
+    (a pane's list redrawn under the focus) never answers, and the key waited the whole second."""
+    import time
+
+    from textual.widgets import Static
+
+    from tutor.app.app import caught_up
+
+    async def check(app, pilot):
+        gone = Static("x")
+        await app.screen.mount(gone)
+        await gone.remove()
+        started = time.monotonic()
+        await caught_up(gone)
+        assert time.monotonic() - started < 0.5
+
+    run(check, tmp_path)

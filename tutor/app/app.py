@@ -915,7 +915,8 @@ async def caught_up(widget, limit: float = 1.0) -> None:
     import asyncio
 
     done = asyncio.Event()
-    widget.call_later(done.set)
+    if not widget.call_later(done.set):
+        return  # its queue is closed (the widget is gone): nothing of the learner's is in it
     try:
         await asyncio.wait_for(done.wait(), limit)
     except TimeoutError:
