@@ -164,3 +164,28 @@ def test_an_app_key_does_not_wait_on_a_widget_that_is_gone(tmp_path):
         assert time.monotonic() - started < 0.5
 
     run(check, tmp_path)
+
+
+def test_tab_on_selected_lines_indents_them_and_shift_tab_dedents(tmp_path):
+    """Tab with lines selected replaced them with four spaces (the learner's code gone), and shift+tab
+    left the editor for the hints; as in any code editor, they indent and dedent the lines now."""
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        app.action_pane("code")
+        editor.load_text("def k():\n    a = 1\n\n    b = 2\nc = 3\n")
+        editor.move_cursor((1, 0))
+        post(app, "shift+down", "shift+down", "shift+down", "tab")
+        await settle(pilot)
+        assert editor.text == "def k():\n        a = 1\n\n        b = 2\nc = 3\n"  # a blank line stays blank
+        post(app, "shift+tab", "shift+tab")
+        await settle(pilot)
+        assert editor.text == "def k():\na = 1\n\nb = 2\nc = 3\n"
+        post(app, "ctrl+z")
+        await settle(pilot)
+        assert editor.text == "def k():\n    a = 1\n\n    b = 2\nc = 3\n"
+        editor.move_cursor((1, 6))  # no selection: shift+tab dedents the cursor's line
+        post(app, "shift+tab", T("x"))
+        await settle(pilot)
+        assert app.focused is editor and editor.document[1] == "a x= 1"
+
+    run(check, tmp_path)

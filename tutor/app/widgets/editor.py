@@ -54,6 +54,14 @@ def next_indent(line: str, column: int, width: int = 4) -> str:
     return indent
 
 
+def _dedent(line: str, unit: str) -> str:
+    """`line` less one level of indentation: a tab, or up to `unit`'s width of spaces."""
+    if line.startswith("\t"):
+        return line[1:]
+    spaces = len(line) - len(line.lstrip(" "))
+    return line[min(spaces, len(unit.expandtabs())):]
+
+
 def marks_of(summary) -> list[tuple[int, str, str]]:
     """(line, kind, words) for each mark of a verdict's counters (ConfigResult.counters["marks"]).
     The summary came from the child that ran the kernel: anything not shaped as ours is skipped."""
@@ -166,6 +174,12 @@ class CodeEditor(TextArea):
             indent = next_indent(self.document[row], column, self.indent_width)
             self._replace_via_keyboard("\n" + indent, start, end)
             return
+        if event.key in ("tab", "shift+tab") and not self.read_only and (
+                event.key == "shift+tab" or self.selection.start[0] != self.selection.end[0]):
+            event.stop()
+            event.prevent_default()
+            self._shift_lines(-1 if event.key == "shift+tab" else 1)
+            return
         if event.key == "escape" and not self.read_only:
             # Textual's TextArea hands escape's focus to the next widget from the editor's queue: the
             # letters typed right after it still went into the code, typed slowly they went nowhere.
@@ -192,6 +206,32 @@ class CodeEditor(TextArea):
             self._delete_via_keyboard((row, (column - 1) // self.indent_width * self.indent_width), end)
             return
         super().action_delete_left()
+
+    def _shift_lines(self, step: int) -> None:
+        """Tab on lines selected indents them a level, shift+tab dedents the selected lines or the
+        cursor's (Textual's TextArea replaced the selected lines by one indent, and gave shift+tab to
+        the focus). One undo step; a blank line stays blank."""
+        start, end = self.selection
+        first, last = sorted((start[0], end[0]))
+        if last > first and (end if end[0] == last else start)[1] == 0:
+            last -= 1  # a selection that ends at a line's start leaves that line alone
+        unit = "\t" if self.indent_type == "tabs" else " " * self.indent_width
+        lines = [self.document[row] for row in range(first, last + 1)]
+        if step > 0:
+            shifted = [unit + line if line.strip() else line for line in lines]
+        else:
+            shifted = [_dedent(line, unit) for line in lines]
+        if shifted == lines:
+            return
+        moved = {row: len(new) - len(old) for row, (old, new) in enumerate(zip(lines, shifted), first)}
+        self.history.checkpoint()
+        self._replace_via_keyboard("\n".join(shifted), (first, 0), (last, len(lines[-1])))
+        self.history.checkpoint()
+
+        def kept(at):  # the same character, or the line's start where the indent under it went
+            return at[0], max(0, at[1] + moved.get(at[0], 0)) if at[1] else 0
+
+        self.selection = Selection(kept(start), kept(end))
 
     def action_go_to(self, top: bool) -> None:
         self.move_cursor((0, 0) if top else self.document.end)
