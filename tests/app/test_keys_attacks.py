@@ -189,3 +189,19 @@ def test_tab_on_selected_lines_indents_them_and_shift_tab_dedents(tmp_path):
         assert app.focused is editor and editor.document[1] == "a x= 1"
 
     run(check, tmp_path)
+
+
+def test_ctrl_p_opens_the_command_palette_in_a_browser_too_and_takes_the_letters_typed_after_it(tmp_path):
+    """F1 tells a served learner of ctrl+p, but the served bindings were built from the App class's
+    own, without the palette's key that Textual adds when an app starts: ctrl+p did nothing."""
+    for served in (False, True):
+        async def check(app, pilot):
+            editor = app.query_one("#editor", TextArea)
+            editor.load_text("")
+            post(app, T("ab"), "ctrl+p", T("watch"))
+            await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", 10, "the palette")
+            await settle(pilot)
+            assert editor.text == "ab"
+            assert app.screen.query_one("Input").value == "watch"
+
+        run(check, tmp_path / str(served), served=served)

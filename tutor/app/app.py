@@ -91,7 +91,9 @@ class TutorApp(App):
 
         self.session = session or Session()
         if self.served:  # a browser keeps ctrl+w, ctrl+n and ctrl+t for itself: the keys that reach the app
-            keys = dict(App._merge_bindings().key_to_bindings)  # Textual's own (ctrl+p, ctrl+c ...)
+            terminal = {binding.key for binding in app_keys.bindings(served=False)}
+            # Textual's own (ctrl+c, and ctrl+p, which App.__init__ adds: the class's list lacks it)
+            keys = {key: bound for key, bound in self._bindings.key_to_bindings.items() if key not in terminal}
             keys.update(BindingsMap(app_keys.bindings(served=True)).key_to_bindings)
             self._bindings = BindingsMap.from_keys(keys)
         self._typed_nowhere_at = 0.0  # when a letter typed where no text goes last said so
