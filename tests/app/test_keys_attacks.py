@@ -205,3 +205,15 @@ def test_ctrl_p_opens_the_command_palette_in_a_browser_too_and_takes_the_letters
             assert app.screen.query_one("Input").value == "watch"
 
         run(check, tmp_path / str(served), served=served)
+
+
+def test_a_reset_answered_at_once_keeps_the_letters_typed_before_it_in_the_backup(tmp_path):
+    """F9 and y read before the editor's Changed message reached the app: the backup was the file
+    as last saved, without the letters typed just before."""
+    async def check(app, pilot):
+        post(app, "ctrl+end", T("# mine"), "f9", "y")
+        await until(pilot, lambda: list((tmp_path / "code").glob("map.py.bak-*")), 20, "the backup")
+        backup, = (tmp_path / "code").glob("map.py.bak-*")
+        assert backup.read_text().endswith("# mine")
+
+    run(check, tmp_path)

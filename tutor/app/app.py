@@ -349,7 +349,6 @@ class TutorApp(App):
 
     # -- puzzles --------------------------------------------------------------------------------
     def load_puzzle(self, puzzle_id: str) -> None:
-        self._keep_typed()
         self._save_code()
         self.puzzle = self.catalog.get(puzzle_id)
         self.store.record_open(puzzle_id)
@@ -689,7 +688,7 @@ class TutorApp(App):
     def _keep_typed(self) -> None:
         """The editor's text as it stands, to the autosaver, for the puzzle it was typed in. The
         autosaver hears of a change once the editor's Changed message has bubbled up to the app, pane
-        by pane: a puzzle switch or quit read before it saved the puzzle without its last letters."""
+        by pane: a puzzle switch, a reset or quit read before it saved the puzzle without its last letters."""
         if self._in_editor is not None:
             puzzle_id, editor = self._in_editor
             self.autosaver.feed(puzzle_id, editor.text, time.monotonic())
@@ -701,8 +700,10 @@ class TutorApp(App):
         self._show_deferred()
 
     def _save_code(self) -> None:
-        """Save what is pending; a save that fails (a full folder, a full disk) is said once per cause,
-        and the text stays in the editor and pending until a save works."""
+        """Save what is pending, the editor's text as it stands included; a save that fails (a full
+        folder, a full disk) is said once per cause, and the text stays in the editor and pending
+        until a save works."""
+        self._keep_typed()
         if self.autosaver.flush():
             self._unsaved_said = None
             return
