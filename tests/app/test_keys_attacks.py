@@ -217,3 +217,17 @@ def test_a_reset_answered_at_once_keeps_the_letters_typed_before_it_in_the_backu
         assert backup.read_text().endswith("# mine")
 
     run(check, tmp_path)
+
+
+def test_the_command_palettes_box_keeps_the_order_too(tmp_path):
+    """The palette's box is Textual's own Input: its backspace and arrows ran from the app's queue,
+    after the letters typed behind them (`watx`, backspace, `ch` searched for `watxc`)."""
+    async def check(app, pilot):
+        post(app, "ctrl+p")
+        await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", 10, "the palette")
+        await settle(pilot)
+        post(app, T("watx"), "backspace", T("ch"), "left", "left", "backspace", T("c"))
+        await settle(pilot)
+        assert app.screen.query_one("Input").value == "wacch"
+
+    run(check, tmp_path)

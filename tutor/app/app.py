@@ -32,6 +32,7 @@ from .widgets.counters_view import CountersView
 from .widgets.editor import MARKS, CodeEditor, marks_of
 from .widgets.footer import FittingFooter
 from .widgets.hints import HintsPanel
+from .widgets.keys_in_order import InOrderInput, own_binding, run_binding
 from .widgets.lesson import LessonMarkdown, LessonScroll
 from .widgets.thread_pane import ThreadPane
 from .widgets.verdict import VerdictView
@@ -506,25 +507,33 @@ class TutorApp(App):
         return super().check_action(action, parameters)
 
     async def _check_bindings(self, key: str, priority: bool = False) -> bool:
-        """A priority key waits for the keys typed before it: Textual runs it as soon as the app reads
-        it, while the letters ahead of it may still sit in the focused widget's own queue, so ctrl+r
-        right after typing ran the code without its last letters (and F3, ctrl+s, ctrl+n likewise), and
-        a dialog's Enter (its keys are priority too, so the letters after them reach the editor) would
-        take the name or the puzzle before the letters and arrows typed ahead of it."""
+        """Every key acts in the order it was typed, though Textual runs a priority key as soon as the
+        app reads it and any other binding only once the key has gone down to the focused widget and
+        back up to the app (called with `priority` as the app reads a key, without it on the way back).
+
+        A priority key waits for the keys typed before it, which may still sit in the focused widget's
+        queue: ctrl+r right after typing ran the code without its last letters (F3, ctrl+s, ctrl+n
+        likewise), a dialog's Enter took the puzzle before the arrows typed ahead of it."""
         focused = self.focused
-        if priority and focused is not None and any(
-                binding.priority for _, bindings in self.screen._binding_chain
-                for binding in bindings.key_to_bindings.get(key, ())):
-            await caught_up(focused)
-        if await super()._check_bindings(key, priority):
-            return True
-        if priority and not takes_text(focused):
-            # Read now (priority: the app is reading the key): a widget that takes no text (the lesson,
-            # the grid, the failures, a dialog's list or buttons) has nothing to do with a key before
-            # its bindings, which Textual runs only once the key has gone down to it and back up to the
-            # app, after any pane key or dialog's Enter read meanwhile: down, ctrl+e moved the editor's
-            # cursor instead of the lesson, and escape left help with the letters typed next still in it.
+        if not priority:
             return await super()._check_bindings(key)
+        if focused is not None and any(binding.priority for _, bindings in self.screen._binding_chain
+                                       for binding in bindings.key_to_bindings.get(key, ())):
+            await caught_up(focused)
+        if await super()._check_bindings(key, priority=True):
+            return True
+        if not takes_text(focused):
+            # A widget that takes no text (the lesson, the grid, the failures, a dialog's list or
+            # buttons) has nothing to do with a key before its bindings: they run now, not after any
+            # pane key or dialog's close read meanwhile (down, ctrl+e moved the editor's cursor
+            # instead of the lesson; escape left help with the letters typed next still going to it).
+            return await super()._check_bindings(key)
+        if not isinstance(focused, (CodeEditor, InOrderInput)) and own_binding(focused, key):
+            # A text box of Textual's own (the command palette's): its backspace and arrows run now,
+            # once it holds the letters typed before them, not after the letters typed behind them
+            # (issue 6605; ours run their bindings in their key handler, keys_in_order).
+            await caught_up(focused)
+            return await run_binding(focused, key)
         return False
 
     async def _on_key(self, event: events.Key) -> None:

@@ -14,16 +14,26 @@ from textual.widget import Widget
 from textual.widgets import Input
 
 
-async def run_own_binding(widget: Widget, event: events.Key) -> bool:
-    """Run `widget`'s own (non-priority) binding for `event` now, as Textual would later; True if one
-    ran, and then the key goes no further (no second run from the app's queue)."""
-    for binding in widget._bindings.key_to_bindings.get(event.key, ()):
-        if binding.priority:
-            continue  # the app's priority bindings ran before the key reached the widget
-        if await widget.app.run_action(binding.action, widget):
-            event.stop()
-            event.prevent_default()
+def own_binding(widget: Widget, key: str) -> bool:
+    """Whether `widget` itself binds `key` (not as a priority key: those the app ran already)."""
+    return any(not binding.priority for binding in widget._bindings.key_to_bindings.get(key, ()))
+
+
+async def run_binding(widget: Widget, key: str) -> bool:
+    """Run `widget`'s own binding for `key` now, as Textual would later; True if one ran."""
+    for binding in widget._bindings.key_to_bindings.get(key, ()):
+        if not binding.priority and await widget.app.run_action(binding.action, widget):
             return True
+    return False
+
+
+async def run_own_binding(widget: Widget, event: events.Key) -> bool:
+    """Run `widget`'s own binding for `event` in its key handler; True if one ran, and then the key
+    goes no further (no second run from the app's queue)."""
+    if await run_binding(widget, event.key):
+        event.stop()
+        event.prevent_default()
+        return True
     return False
 
 
