@@ -231,3 +231,22 @@ def test_the_command_palettes_box_keeps_the_order_too(tmp_path):
         assert app.screen.query_one("Input").value == "wacch"
 
     run(check, tmp_path)
+
+
+def test_letters_typed_right_after_a_click_on_the_code_tab_land_in_the_code(tmp_path):
+    """At 80x24 the panes are tabs; a click on one switched the pane from the tab's message, after
+    the letters typed right behind the click had gone to the pane before (and said press ctrl+e)."""
+    async def check(app, pilot):
+        editor = app.query_one("#editor", TextArea)
+        editor.load_text("")
+        app.action_pane("lesson")
+        await settle(pilot)
+        tab = app.query_one("#tab-code").region
+        for event in (events.MouseDown, events.MouseUp):
+            app.post_message(event(None, tab.x + 1, tab.y, 0, 0, 1, False, False, False,
+                                   screen_x=tab.x + 1, screen_y=tab.y))
+        post(app, T("abc"))
+        await settle(pilot)
+        assert editor.text == "abc" and app._switcher().active == "tab-code"
+
+    run(check, tmp_path, size=(80, 24))

@@ -895,7 +895,25 @@ class TutorApp(App):
             # A paste where no text goes would vanish without a word; the focus is read as the paste
             # arrives (a paste the editor took also bubbles up, maybe after a pane key).
             self._say_where_text_goes("Press ctrl+e, then paste: code goes only into the code editor.")
+        tab = self._tab_clicked(event)
         await super().on_event(event)
+        if tab is not None:
+            # The tab's own switch comes from its message, after the letters typed right behind the
+            # click had gone to the pane before: the pane is on show and has the keys now.
+            self._switcher().active = tab
+            self._show_pane(tab)
+
+    def _tab_clicked(self, event: events.Event) -> str | None:
+        """The pane tab (of a small terminal) a mouse button is let go on, as it went down on it."""
+        if not (isinstance(event, events.MouseUp) and not event.is_forwarded and self._narrow
+                and self.screen_stack and self.screen is self._main):
+            return None
+        try:
+            widget, _ = self.get_widget_at(event.x, event.y)
+        except Exception:  # nothing there (NoWidget)
+            return None
+        tabs = {tab for _, tab, _ in PANES.values()}
+        return widget.id if widget.id in tabs and widget is self._mouse_down_widget else None
 
     # -- shutting down --------------------------------------------------------------------------
     async def action_quit(self) -> None:
