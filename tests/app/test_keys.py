@@ -313,7 +313,15 @@ def test_the_palette_still_runs_app_actions_though_app_keys_wait_for_dialogs(tmp
             await pilot.press("ctrl+p")
             await until(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
             await pilot.press(*words)
-            await pilot.pause(0.3)
+
+            def found(words=words):  # the palette searches in a worker: Enter once its best hit is ours
+                from textual.command import CommandList
+
+                hits = app.screen.query_one(CommandList)
+                best = hits.highlighted_option if hits.highlighted is not None else None
+                return best is not None and words.split()[-1] in str(best.prompt).lower()
+
+            await until(pilot, found, what=f"the palette's hit for {words}")
             await pilot.press("enter")
             await until(pilot, done, what=words)
 

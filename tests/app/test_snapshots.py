@@ -35,6 +35,10 @@ def _run_with(code: str):
         await until(pilot, lambda: app.last_result is not None, what="the run to finish")
         await app.workers.wait_for_complete()
         await pilot.pause()  # the verdict drawn
+        # the thread pane's legend takes its colours from its styles a frame later: on a busy
+        # machine one snapshot in a few caught it in plain text
+        await pilot.pause(0.1)
+        await pilot.pause()
 
     return run_before
 
