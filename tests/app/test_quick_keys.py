@@ -65,6 +65,55 @@ def test_a_zoom_restyles_no_widget_of_the_lesson(tmp_path):
     run_app(check, tmp_path, puzzle="softmax_row")
 
 
+def test_a_pane_key_restyles_only_the_widgets_it_focuses_and_the_accent_border_follows_it(tmp_path):
+    async def check(app, pilot):
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        lesson, code = app.query_one("#lesson-pane"), app.query_one("#code-pane")
+        muted = lesson.styles.border_top[1]
+        restyled = []
+        apply = app.stylesheet.apply
+
+        def counted(node, *args, **kwargs):
+            if any(pane in node.ancestors for pane in (lesson, code)):
+                restyled.append(node)
+            return apply(node, *args, **kwargs)
+
+        app.stylesheet.apply = counted
+        await pilot.press("ctrl+l")
+        await pilot.pause()
+        assert app.focused is app.query_one("#lesson-scroll")
+        assert code.styles.border_top[1] == muted and lesson.styles.border_top[1] != muted
+        # `.pane:focus-within` restyled the whole of both panes at each pane key (the hints, the verdict,
+        # the lesson's every block twice); what is left is Textual's own :focus, of the two widgets
+        own = (app.query_one("#lesson-scroll"), app.query_one("#editor"))
+        assert [n for n in restyled if n not in own and not any(w in n.ancestors for w in own)] == []
+
+    run_app(check, tmp_path, puzzle="softmax_row")
+
+
+def test_the_footer_is_built_once_per_pane_key_and_not_when_its_keys_stay_the_same(tmp_path, monkeypatch):
+    from textual.widgets import Footer
+
+    built = []
+    compose = Footer.compose
+    monkeypatch.setattr(Footer, "compose", lambda self: (built.append(1), compose(self))[1])
+
+    async def check(app, pilot):
+        await pilot.press("ctrl+e")
+        await pilot.pause()
+        built.clear()
+        await pilot.press("ctrl+l")
+        await until(pilot, lambda: built, what="the footer's keys for the lesson")
+        await pilot.pause()
+        assert len(built) == 1  # Textual's footer rebuilt itself twice for one change of focus
+        app.screen.refresh_bindings()  # a change of bindings that changes no key on show
+        await pilot.pause()
+        assert len(built) == 1
+
+    run_app(check, tmp_path)
+
+
 def test_an_unlabelled_code_block_in_a_lesson_is_plain_text_never_a_guessed_language(tmp_path):
     async def check(app, pilot):
         await until(pilot, lambda: any("mean_r" in f.code for f in app.query(MarkdownFence)), what="the lesson")

@@ -278,6 +278,24 @@ class TutorApp(App):
         typed right after ctrl+e, already queued, must land in the editor."""
         self._main.set_focus(self._main.query_one(f"#{PANES[name][2]}"))
 
+    def on_descendant_focus(self, event) -> None:
+        self._mark_focused_pane()
+
+    def on_descendant_blur(self, event) -> None:
+        self.call_later(self._mark_focused_pane)  # focus may have gone nowhere
+
+    def _mark_focused_pane(self) -> None:
+        """The pane with the keys gets its accent border. Only the pane itself is restyled: a
+        `:focus-within` rule restyled the whole pane (every block of the lesson, its code
+        re-highlighted) at every pane key."""
+        focused = self._main.focused  # a dialog on top leaves the pane under it marked
+        for pane_id, _, _ in PANES.values():
+            pane = self._main.query_one(f"#{pane_id}")
+            holds = focused is not None and (focused is pane or pane in focused.ancestors)
+            if pane.has_class("-focused") != holds:
+                pane.set_class(holds, "-focused", update=False)
+                self.stylesheet.update_nodes([pane], animate=False)
+
     def _holds_focus(self, name: str) -> bool:
         focused, pane = self.focused, self._main.query_one(f"#{PANES[name][0]}")
         return focused is not None and (focused is pane or pane in focused.ancestors)

@@ -4,6 +4,11 @@ Textual's Footer lays its keys in one row and cuts the row at the screen's edge:
 with the thread grid focused, the learner read `c memory c` and never saw the help key. This one
 shows the keys in the order the bindings give them (the focused pane's first, then the app's) as
 long as each fits whole, and always keeps the help key (F1, which lists every key) at the end.
+
+It is rebuilt only when the keys it shows change: Textual's rebuilds its dozen key widgets at every
+change of the bindings, which Textual signals at every change of focus (twice for one pane key),
+the largest part of the time a pane key took to answer. Moving between the lesson and the code
+changes no key on show, so nothing is rebuilt.
 """
 
 from __future__ import annotations
@@ -22,9 +27,26 @@ class FittingFooter(Footer):
     }
     """
 
+    _shown: tuple | None = None
+
     async def recompose(self) -> None:
+        shown = self._keys_on_show()
+        if shown is not None and shown == self._shown:
+            return
+        self._shown = shown
         await super().recompose()
         self.fit()
+
+    def _keys_on_show(self) -> tuple | None:
+        """Everything the footer draws from, or None when there is no screen to ask yet."""
+        try:
+            active = self.screen.active_bindings
+        except Exception:  # not mounted on a screen yet: build as Textual would
+            return None
+        keys = tuple((binding.key, binding.action, binding.description, binding.group, enabled, tooltip)
+                     for _, binding, enabled, tooltip in active.values() if binding.show)
+        palette = active.get(self.app.COMMAND_PALETTE_BINDING)
+        return keys, palette and palette[2], self.compact, self.show_command_palette, self.app.ENABLE_COMMAND_PALETTE
 
     def on_resize(self) -> None:
         self.fit()
