@@ -39,7 +39,7 @@ DOT_KEYS = [CTRL_END] + [BACKSPACE] * 5 + [
     "total = 0.0", ENTER,
     "for k in range(TPB):", ENTER,
     "total += cache[k]", ENTER,
-] + [BACKSPACE] * 4 + ["out[0] = total"]
+] + [BACKSPACE] + ["out[0] = total"]  # Backspace in the indentation: a level back
 
 
 class Terminal:
