@@ -54,7 +54,7 @@ class StyledLines(ScrollView):
         self._lines: list[Line] = []  # (text, component class)
         self._rows: list[Line] = []   # what is drawn: the lines, folded when `wrap` is set
         self._first_row: list[int] = []  # line number -> its first row
-        self._strips: dict[int, Strip] = {}
+        self._strips: dict[int, tuple] = {}  # line -> (the base style it was drawn on, its strip)
         self._folded_at = 0
 
     def lines_text(self) -> list[str]:
@@ -95,17 +95,23 @@ class StyledLines(ScrollView):
             self._layout()
 
     def notify_style_update(self) -> None:
+        """Strips drawn before the styles came (a view built while it mounts) are redrawn with them:
+        cleared and not refreshed, the legend stayed without its colours on a busy machine."""
         super().notify_style_update()
         self._strips.clear()
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         line = scroll_y + y
         base = self.rich_style
-        strip = self._strips.get(line)
-        if strip is None:
-            strip = self._render_full_line(line, base)
-            self._strips[line] = strip
+        cached = self._strips.get(line)
+        # keyed by the base style too: an ancestor's new background reaches this widget's rich_style
+        # without a notify_style_update, and strips drawn on the old one stayed on screen
+        if cached is None or cached[0] != base:
+            cached = (base, self._render_full_line(line, base))
+            self._strips[line] = cached
+        strip = cached[1]
         return strip.crop_extend(scroll_x, scroll_x + self.size.width, base)
 
     def _render_full_line(self, line: int, base: Style) -> Strip:
