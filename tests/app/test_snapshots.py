@@ -24,6 +24,19 @@ def _app(tmp_path, puzzle="dot"):
     return make_app(data_dir=tmp_path, backend="sim", seed=1, puzzle=puzzle, repeatable=True, runner=app_runner())
 
 
+async def _settled(pilot, limit: int = 60) -> None:
+    """Until four frames 50 ms apart draw the same text: on a busy machine a pane's height (the
+    grid's, which follows its content) can still be changing when the run's verdict is drawn."""
+    last, same = None, 0
+    for _ in range(limit):
+        await pilot.pause(0.05)
+        now = "\n".join(strip.text for strip in pilot.app.screen._compositor.render_strips())
+        same = same + 1 if now == last else 0
+        if same >= 3:  # 150 ms without a change
+            return
+        last = now
+
+
 def _run_with(code: str):
     async def run_before(pilot):
         app = pilot.app
@@ -38,7 +51,7 @@ def _run_with(code: str):
         # the thread pane's legend takes its colours from its styles a frame later: on a busy
         # machine one snapshot in a few caught it in plain text
         await pilot.pause(0.1)
-        await pilot.pause()
+        await _settled(pilot)
 
     return run_before
 
@@ -101,7 +114,7 @@ def test_failure_list(snap_compare, tmp_path, size):
         await pilot.press("ctrl+e")  # at 80x24 the code tab, which holds the verdict
         await _run_with(FAILING_DOT)(pilot)
         pilot.app.query_one("#verdict-list").focus()
-        await pilot.pause()
+        await _settled(pilot)
 
     assert snap_compare(_app(tmp_path), terminal_size=size, run_before=failed)
 
@@ -111,7 +124,7 @@ def test_thread_grid(snap_compare, tmp_path, size):
     async def on_the_grid(pilot):
         await _run_with(FAILING_DOT)(pilot)
         await pilot.press("ctrl+g")
-        await pilot.pause()
+        await _settled(pilot)
 
     assert snap_compare(_app(tmp_path), terminal_size=size, run_before=on_the_grid)
 
@@ -121,7 +134,7 @@ def test_memory_counters(snap_compare, tmp_path, size):
     async def on_the_counters(pilot):
         await _run_with(CATALOG.get("dot").reference)(pilot)
         await pilot.press("ctrl+g", "slash")
-        await pilot.pause()
+        await _settled(pilot)
 
     assert snap_compare(_app(tmp_path), terminal_size=size, run_before=on_the_counters)
 
