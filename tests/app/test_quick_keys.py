@@ -3,12 +3,12 @@ code, a zoom restyles no widget of the panes, a lesson's unlabelled code block i
 Pygments' guesser, the help is one table, and quit leaves no child behind. bench/app.py measures
 the times; these tests hold the causes."""
 
-import os
 
 from textual.widgets.markdown import MarkdownFence
 
 from test_app import run_app
 from waiting import until
+from engine_children import engine_children
 
 
 def _frames(app) -> list[str]:
@@ -141,34 +141,18 @@ def test_the_help_is_one_table_not_a_widget_per_cell(tmp_path):
 
 
 def test_quit_while_the_children_warm_up_leaves_none_running(tmp_path):
-    before = set(_engine_children())
+    before = set(engine_children())
     seen: set[int] = set()
 
     async def check(app, pilot):
         await until(pilot, lambda: app.runner is not None and app.runner.pid is not None, what="the child")
-        seen.update(set(_engine_children()) - before)
+        seen.update(set(engine_children()) - before)
         await pilot.press("ctrl+q")  # numba's import is still under way in the compiler's child
 
     run_app(check, tmp_path, cold=True)
     assert seen
-    assert set(_engine_children()) - before == set()  # none left, none started behind the quit
+    assert set(engine_children()) - before == set()  # none left, none started behind the quit
 
-
-def _engine_children() -> list[int]:
-    """This process's living children that are the engine's sandboxed children."""
-    me, found = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if int(fields[1]) == me and fields[0] not in (b"Z", b"X") and b"tutor.engine.child" in cmdline:
-            found.append(int(entry))
-    return found
 
 
 def _screen(app) -> str:

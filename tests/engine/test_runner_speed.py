@@ -3,12 +3,12 @@ numba (the real compiler runs beside it, in a child of its own, for the app and 
 runner's children end at once when it closes, and a runner shut down from another thread starts no
 child behind its owner's back."""
 
-import os
 import signal
 import threading
 import time
 
 from tutor.engine.runner import Runner
+from engine_children import engine_children
 
 
 def _loads_numba(pid: int) -> bool:
@@ -37,7 +37,7 @@ def test_closing_a_runner_ends_its_children_at_once_without_waiting_for_them_to_
 
 
 def test_a_runner_shut_down_while_it_warms_up_starts_no_child_and_lets_the_waiting_thread_go():
-    before = set(_our_children())
+    before = set(engine_children())
     runner = Runner("sim")
     done = threading.Event()
 
@@ -54,23 +54,4 @@ def test_a_runner_shut_down_while_it_warms_up_starts_no_child_and_lets_the_waiti
     assert done.wait(10), "the warming thread kept waiting after the shut-down"
     time.sleep(0.3)  # what a thread still in flight would have started by now
     assert runner.is_shut_down and runner.pid is None
-    assert set(_our_children()) <= before
-
-
-def _our_children() -> list[int]:
-    """This process's living children that are the engine's sandboxed children."""
-    me, found = os.getpid(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-            with open(f"/proc/{entry}/cmdline", "rb") as f:
-                cmdline = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if int(fields[1]) == me and fields[0] not in (b"Z", b"X") and b"tutor.engine.child" in cmdline:
-            found.append(int(entry))
-    return found
+    assert set(engine_children()) <= before
