@@ -126,6 +126,24 @@ def test_code_too_wide_for_its_block_wraps_and_marks_where_a_line_goes_on(tmp_pa
     run_app(check, tmp_path, size=(110, 40), puzzle="shared")
 
 
+def test_a_code_block_restyled_without_its_label_does_not_stop_the_app(tmp_path):
+    """CI caught it at 80x24: a puzzle switch removes the old lesson's blocks while focus leaves
+    them; the restyle that follows reached a block whose label was already gone, and the app died
+    with NoMatches on '#code-content'."""
+    async def check(app, pilot):
+        scroll = app.query_one("#lesson-scroll")
+        await until(pilot, lambda: scroll.fences(), what="the lesson")
+        fence = next(f for f in scroll.fences() if f.wraps)
+        await fence.query_one("#code-content").remove()
+        fence._folded_at = 0
+        fence.notify_style_update()  # what a blur or a theme change does
+        fence.on_resize()
+        await pilot.pause()
+        assert app.is_running
+
+    run_app(check, tmp_path, size=(80, 24), puzzle="shared")
+
+
 def test_fold_breaks_after_a_space_and_keeps_the_colours():
     from tutor.app.widgets.lesson import CONTINUED, fold
 

@@ -91,7 +91,10 @@ class LessonFence(MarkdownFence):
         """Code wider than the block's text area, folded into it; a drawing is left as drawn."""
         if not self.wraps or not self.is_mounted:
             return
-        label = self.query_one("#code-content")
+        found = self.query("#code-content")
+        if not found:  # restyled while its label is not mounted yet, or already removed
+            return
+        label = found.first()
         width = label.content_region.width
         if width <= cell_len(CONTINUED) or width == self._folded_at:
             return
