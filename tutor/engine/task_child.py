@@ -108,6 +108,7 @@ class LinesRun:
             lines.add(frame.f_lineno)
             return in_candidate
 
+        calls.lines_sink = lines  # where a launch run as lanes (sim/lanes.py) puts the lines it ran
         self._before = sys.gettrace()
         sys.settrace(calls)
         return self

@@ -303,7 +303,9 @@ class Launch:
         self.running = True
         kept = True
         try:
-            if self.sample is None:
+            if self._ran_as_lanes():
+                pass
+            elif self.sample is None:
                 gx, gy, gz = self.grid
                 for z in range(gz):
                     for y in range(gy):
@@ -333,6 +335,28 @@ class Launch:
                 for array, sim in self._outputs:
                     array[...] = _host_values(sim.data, array.dtype).reshape(array.shape)
         return self.trace
+
+    def _ran_as_lanes(self) -> bool:
+        """Whether the block's threads ran together as lanes (lanes.py); where they cannot, the
+        launch runs thread by thread from its untouched inputs, and `lanes_fallback` says why."""
+        from . import lanes
+
+        self.lanes_fallback = None
+        if not lanes.ENABLED or self.threads_total < lanes.MIN_THREADS:
+            self.lanes_fallback = "off" if not lanes.ENABLED else "few threads"
+            return False
+        try:
+            lanes.run_lanes(self)
+        except lanes.Fallback as e:
+            self.lanes_fallback = str(e) or "fallback"
+            lanes.TALLY[self.lanes_fallback] += 1
+            return False
+        lanes.TALLY["lanes"] += 1
+        return True
+
+    @property
+    def threads_total(self) -> int:
+        return self.blocks_total * self.block[0] * self.block[1] * self.block[2]
 
     @property
     def blocks_total(self) -> int:
@@ -687,14 +711,10 @@ class Launch:
         raise StopLaunch
 
     def _fail_timeout(self, exc, t, line):
-        msg = exc.reason
-        failure = {"kind": "timeout", "message": msg}
-        if t is not None:
-            block = self.block_pos[:self.grid_nd]
-            failure.update(block=block, thread=_tdim(self, t), line=line)
-            failure["message"] = (f"{msg} Thread {fmt_dim(_tdim(self, t))} of block {fmt_dim(block)} was at "
-                                  f"line {line}: look for a loop whose condition never changes.")
-        self.failures.append(failure)
+        if t is None:
+            self.failures.append({"kind": "timeout", "message": exc.reason})
+        else:
+            self.failures.append(_fail_timeout_message(exc, self.block_pos[:self.grid_nd], _tdim(self, t), line))
 
     def _abandon(self, threads, reason):
         for t in threads:
@@ -768,6 +788,13 @@ def watchdog(seconds: float, launch_getter, max_events: int = 5_000_000):
 
 
 # -- small helpers --------------------------------------------------------------------------------
+def _fail_timeout_message(exc, block, thread, line) -> dict:
+    """The timeout failure of a thread that was running when time ran out."""
+    return {"kind": "timeout", "block": block, "thread": thread, "line": line,
+            "message": (f"{exc.reason} Thread {fmt_dim(thread)} of block {fmt_dim(block)} was at "
+                        f"line {line}: look for a loop whose condition never changes.")}
+
+
 def _dim3(value, what) -> tuple:
     if isinstance(value, (int, np.integer)):
         value = (int(value),)

@@ -1,0 +1,1351 @@
+"""The threads of a block run together as lanes: each statement once, for every thread that runs it.
+
+The thread-by-thread simulator (launch.py) makes every access of every thread a Python call: a
+launch of 4,096 threads costs seconds. Here a block's threads are one numpy vector per variable,
+and the kernel's syntax tree is walked once per block: an `if` splits the lanes by a mask, a loop
+runs while any lane is still in it (each lane its own trip count), `return`, `break` and
+`continue` take lanes out until the function, the loop or the pass ends. An access records the
+active lanes' events as arrays; when the block ends they are put in the order the thread-by-thread
+simulator makes them (phase by phase, thread by thread, each thread in its program order), so the
+trace is the same record, event for event.
+
+It stays exact by refusing what it cannot prove the same. Anything it does not model (warp
+primitives, local arrays, printing, a construct it does not know), and anything that goes wrong
+(out of bounds, a read of unwritten shared memory, barrier divergence, a Python error, a cell that
+two threads touch in one phase with a write, whose values would depend on the order threads run),
+raises `Fallback`: the launch is run again thread by thread from its untouched inputs, and that run
+gives the verdict and its words. So a correct kernel is fast, and a wrong one is judged as before.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections import Counter
+import operator
+import sys
+
+import numpy as np
+
+from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord
+from .fakecuda import FakeCuda, FakeNumba, ScalarType, _nan_max, _nan_min, dtype_of
+from .simarray import _INT_RANGES
+
+# Below this many threads a launch runs thread by thread: a statement's numpy calls cost more
+# than the few Python calls they replace.
+MIN_THREADS = 64
+ENABLED = True  # tests turn it off (or MIN_THREADS to 1) to compare the two simulators
+TALLY: Counter = Counter()  # launches run as lanes ("lanes"), and each fallback's reason: for tests and bench
+
+
+class Fallback(Exception):
+    """This launch runs thread by thread: the reason says why (for tests and benchmarks)."""
+
+
+class KernelTimeoutInLanes(Exception):
+    """Internal: a timeout, with the place the lanes were at."""
+
+
+# -- values ------------------------------------------------------------------------------------------
+# A value is a Python scalar (the same in every lane), an ndarray with one entry per lane, a tuple
+# of values, or one of the objects below. Only the active lanes' entries of an ndarray mean anything.
+
+class LaneArray:
+    """A kernel's array: flat numpy storage (float64 or int64, as the thread-by-thread simulator's
+    Python floats and ints), C-ordered, with which cells were ever written (shared memory)."""
+
+    __slots__ = ("data", "shape", "strides", "aid", "is_int", "lo", "hi", "written", "space", "sim",
+                 "dtype", "readonly")
+
+    def __init__(self, data, shape, aid, is_int, dtype, space, written=None, sim=None, readonly=False):
+        self.data, self.shape, self.aid, self.is_int, self.dtype = data, tuple(shape), aid, is_int, dtype
+        strides, step = [], 1
+        for n in reversed(self.shape):
+            strides.append(step)
+            step *= n
+        self.strides = tuple(reversed(strides))
+        self.lo, self.hi = _INT_RANGES.get(dtype, (None, None)) if is_int else (None, None)
+        self.written, self.space, self.sim, self.readonly = written, space, sim, readonly
+
+    def coerce(self, value, n):
+        """What a store keeps: SimArray._coerce, lane by lane."""
+        v = np.asarray(value)
+        if self.is_int:
+            if v.dtype.kind == "f":
+                if not np.isfinite(v).all():
+                    v = np.where(np.isfinite(v), v, 0)
+                v = np.trunc(v)
+                if (np.abs(v) >= 2.0 ** 62).any():
+                    raise Fallback("an integer too large for the lanes")
+            v = v.astype(np.int64)
+            if self.lo is not None and ((v < self.lo) | (v > self.hi)).any():
+                if self.dtype == "bool":
+                    v = (v != 0).astype(np.int64)
+                else:
+                    span = self.hi - self.lo + 1
+                    v = (v - self.lo) % span + self.lo
+        else:
+            if v.dtype.kind not in "fiub":
+                raise Fallback(f"a store of {v.dtype}")
+            v = v.astype(np.float64)
+        if v.ndim == 0:
+            v = np.full(n, v)
+        return v
+
+
+class LocalLanes:
+    """A float local array of every lane, in a run no one watches thread by thread (the
+    verifier's: launch.fast_local): as the thread-by-thread run's FastLocal, it traces nothing; a
+    read of a cell the lane never wrote, or an index outside it, is for the checked run to judge."""
+
+    __slots__ = ("data", "written", "shape", "strides", "size")
+
+    def __init__(self, n, shape):
+        size = 1
+        for s in shape:
+            size *= s
+        self.shape, self.size = shape, size
+        strides, step = [], 1
+        for k in reversed(shape):
+            strides.append(step)
+            step *= k
+        self.strides = tuple(reversed(strides))
+        self.data = np.zeros((n, size), dtype=np.float64)
+        self.written = np.zeros((n, size), dtype=bool)
+
+
+class LaneDim3:
+    """threadIdx: one vector per axis."""
+
+    __slots__ = ("x", "y", "z")
+
+    def __init__(self, x, y, z):
+        self.x, self.y, self.z = x, y, z
+
+
+class Frame:
+    """One function's run: its variables, and the lanes that have returned (with what)."""
+
+    __slots__ = ("vars", "partial", "dead", "ret", "version", "loops", "code_lines")
+
+    def __init__(self, n, code_lines=frozenset()):
+        self.code_lines = code_lines  # the lines of the function that hold instructions
+        self.vars: dict = {}
+        self.partial: dict = {}  # name -> lanes that hold it, for a name bound in some lanes only
+        self.dead = np.zeros(n, dtype=bool)
+        self.ret = None
+        self.version = 0
+        self.loops: list = []  # per enclosing loop: [broken lanes, continued lanes]
+
+
+_ALLOWED = (
+    ast.FunctionDef, ast.arguments, ast.arg, ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.If,
+    ast.For, ast.While, ast.Break, ast.Continue, ast.Return, ast.Pass, ast.Name, ast.Constant, ast.BinOp,
+    ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Call, ast.Attribute, ast.Subscript, ast.Tuple,
+    ast.Load, ast.Store, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.keyword, ast.Index
+    if hasattr(ast, "Index") else ast.Load,
+)
+_NOT_MODELLED_CUDA = {"const", "syncwarp", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
+                      "shfl_xor_sync", "all_sync", "any_sync", "ballot_sync", "activemask", "lanemask_lt",
+                      "syncthreads_count", "syncthreads_and", "syncthreads_or", "popc", "clz",
+                      "ffs", "brev", "fma", "cbrt", "selp"}
+
+
+def function_tree(fn) -> ast.FunctionDef | None:
+    """The syntax tree of a kernel or device function, from its module's text, or None (and
+    `why_not(fn)` says why)."""
+    if fn in _TREES:
+        return _TREES[fn][0]
+    tree, why = None, "its source was not found"
+    code = getattr(fn, "__code__", None)
+    cuda = next((v for v in getattr(fn, "__globals__", {}).values() if isinstance(v, FakeCuda)), None)
+    source = cuda._source if cuda is not None else None
+    if code is not None and source and not fn.__closure__ and code.co_filename == cuda._filename:
+        try:
+            module = ast.parse(source)
+        except (SyntaxError, ValueError):
+            module = None
+        for node in ast.walk(module) if module is not None else ():
+            if isinstance(node, ast.FunctionDef) and node.name == code.co_name and code.co_firstlineno in (
+                    node.lineno, *(d.lineno for d in node.decorator_list)):
+                why = _not_plain(node)
+                tree = node if why is None else None
+                break
+    _TREES[fn] = (tree, why)
+    return tree
+
+
+def why_not(fn) -> str | None:
+    return _TREES.get(fn, (None, None))[1]
+
+
+_TREES: dict = {}
+
+
+def _not_plain(fn: ast.FunctionDef) -> str | None:
+    """What in the function the lanes do not model, or None."""
+    args = fn.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        return "parameters other than plain names"
+    for node in ast.walk(fn):
+        if isinstance(node, ast.FunctionDef) and node is not fn:
+            return "a function inside a function"
+        if not isinstance(node, _ALLOWED):
+            return f"a {type(node).__name__} (line {getattr(node, 'lineno', fn.lineno)})"
+        if isinstance(node, (ast.For, ast.While)) and node.orelse:
+            return f"a loop's else (line {node.lineno})"
+        if isinstance(node, ast.Attribute) and node.attr in _NOT_MODELLED_CUDA:
+            return f"`{node.attr}` (line {node.lineno})"
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)):
+            if not (fn.body and isinstance(fn.body[0], ast.Expr) and fn.body[0].value is node):
+                return f"a string (line {node.lineno})"
+    return None
+
+
+# -- the runner ----------------------------------------------------------------------------------------
+def run_lanes(launch) -> None:
+    """Run every block of `launch` (or its sample) as lanes, writing its trace and outputs; raise
+    Fallback, with nothing of the launch changed, where the thread-by-thread run must do it."""
+    fn = launch.kernel.py_func
+    tree = function_tree(fn)
+    if tree is None:
+        raise Fallback(f"the kernel: {why_not(fn)}")
+    tracer = sys.gettrace()
+    sink = getattr(tracer, "lines_sink", None) if tracer is not None else None
+    if tracer is not None and sink is None:
+        raise Fallback("each warp's runs of each line are being counted")
+    runner = Lanes(launch, fn, tree)
+    if sink is None:
+        runner.run()
+        return
+    # the lines that ran, as the tracer would have seen them: the tracer itself is off meanwhile,
+    # or it would follow every call of this module
+    runner.lines = set()
+    sys.settrace(None)
+    try:
+        runner.run()
+    finally:
+        sys.settrace(tracer)
+    sink |= runner.lines
+
+
+class Lanes:
+    def __init__(self, launch, fn, tree):
+        self.launch, self.fn, self.tree = launch, fn, tree
+        self.globals = fn.__globals__
+        builtins = self.globals.get("__builtins__", {})
+        self.builtins = builtins if isinstance(builtins, dict) else vars(builtins)
+        self.cuda = launch.cuda
+        bx, by, bz = launch.block
+        self.n = n = bx * by * bz
+        lin = np.arange(n, dtype=np.int64)
+        self.lin = lin
+        self.tidx = LaneDim3(lin % bx, (lin // bx) % by, lin // (bx * by))
+        self.all = np.ones(n, dtype=bool)
+        self.none = np.zeros(n, dtype=bool)
+        self.args = []
+        self.globals_arrays = []
+        for arg in launch.args:
+            if hasattr(arg, "aid") and hasattr(arg, "data"):
+                self.args.append(self._from_sim(arg))
+            elif isinstance(arg, (int, float, bool)):
+                self.args.append(arg)
+            else:
+                raise Fallback(f"an argument of type {type(arg).__name__}")
+        self.max_events = launch.max_events
+        self.n_events = 0
+        self.line = tree.lineno
+        self.lines = None  # the lines that ran, where someone asks (run_lanes)
+        self.atomic_names = {id(getattr(self.cuda.atomic, name)): name for name in
+                             ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "inc", "dec", "and_", "or_",
+                              "xor")}
+
+    def _from_sim(self, sim) -> LaneArray:
+        if sim.offset != 0 or sim.dtype in ("bool", "uint64") or sim.readonly or sim.quiet:
+            raise Fallback("an argument the lanes do not hold")
+        data = sim.data
+        if sim.is_int:
+            if not all(type(v) is int for v in data):
+                raise Fallback("an integer array with other values")
+            store = np.array(data, dtype=np.int64)
+        else:
+            try:
+                store = np.array(data, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise Fallback("an array with unwritten cells") from None
+        la = LaneArray(store, sim.shape, sim.aid, sim.is_int, sim.dtype, "global", sim=sim)
+        size = 1
+        for s in la.shape:
+            size *= s
+        if la.strides != tuple(sim.strides) or size != len(data):
+            raise Fallback("a strided argument")
+        self.globals_arrays.append(la)
+        return la
+
+    # -- launch ------------------------------------------------------------------------------
+    def run(self):
+        launch = self.launch
+        trace = launch.trace
+        n_arrays = len(trace.arrays)
+        self.block_events: list = []  # per block run: the events, in order
+        self.barriers: list = []
+        try:
+            if launch.sample is None:
+                gx, gy, gz = launch.grid
+                for z in range(gz):
+                    for y in range(gy):
+                        for x in range(gx):
+                            self.run_block((x, y, z))
+            else:
+                self._run_sample()
+        except Fallback:
+            del trace.arrays[n_arrays:]
+            launch._shared = {}
+            launch.ran_blocks = None
+            raise
+        except KernelTimeoutInLanes as e:
+            self._timeout(e.args[0])
+        except (RecursionError, MemoryError):
+            del trace.arrays[n_arrays:]
+            launch._shared = {}
+            launch.ran_blocks = None
+            raise Fallback("too deep or too large for the lanes") from None
+        for events in self.block_events:
+            trace.events.extend(events)
+        trace.barriers.extend(self.barriers)
+        for la in self.globals_arrays:
+            sim = la.sim
+            sim.data[:] = la.data.tolist()
+
+    def _run_sample(self):
+        import time
+
+        launch = self.launch
+        sample = launch.sample
+        order = sample.order(launch.grid)
+        until = None if sample.seconds is None else time.monotonic() + sample.seconds
+        launch.ran_blocks = []
+        for k, bpos in enumerate(order):
+            if until is not None and k >= sample.least and time.monotonic() > until:
+                break
+            self.run_block(bpos)
+            launch.ran_blocks.append(bpos)
+        if len(launch.ran_blocks) == launch.blocks_total:
+            launch.ran_blocks = None
+
+    def _timeout(self, exc):
+        """The watchdog stopped the kernel while lanes ran: the thread-by-thread words for it, the
+        thread being the first lane still running."""
+        from .launch import _fail_timeout_message
+
+        launch = self.launch
+        for events in self.block_events:
+            launch.trace.events.extend(events)
+        launch.trace.barriers.extend(self.barriers)
+        block = launch.block_pos[:launch.grid_nd]
+        lanes = np.flatnonzero(self.current_mask) if self.current_mask is not None else [0]
+        lane = int(lanes[0]) if len(lanes) else 0
+        thread = (int(self.tidx.x[lane]), int(self.tidx.y[lane]), int(self.tidx.z[lane]))[:launch.block_nd]
+        launch.failures.append(_fail_timeout_message(exc, block, thread, self.line))
+        base = self.block_base
+        launch.trace.stopped[base + lane] = "stopped by an error"
+        for other in range(self.n):
+            if other != lane:
+                launch.trace.stopped.setdefault(base + other, "stopped: the launch ended early")
+
+    # -- a block ---------------------------------------------------------------------------------
+    def run_block(self, bpos):
+        launch = self.launch
+        launch.block_pos = bpos
+        launch._shared = {}
+        self.bidx = bpos
+        gx, gy, _ = launch.grid
+        self.block_base = (bpos[0] + bpos[1] * gx + bpos[2] * gx * gy) * self.n
+        self.phase = 0
+        self.chunks: list = []  # (lanes, op, aid, flats, values, line, phase)
+        self.shared: dict = {}
+        self.current_mask = None
+        frame = Frame(self.n, _code_lines(self.fn))
+        if self.lines is not None:
+            self.lines.add(self.fn.__code__.co_firstlineno)
+        params = self.tree.args.args
+        if len(params) != len(self.args):
+            raise Fallback("arguments and parameters differ in number")
+        for p, a in zip(params, self.args):
+            frame.vars[p.arg] = a
+        try:
+            with np.errstate(all="ignore"):
+                self.body(self.tree.body, self.all, frame)
+        except Fallback:
+            raise
+        except BaseException as e:
+            if type(e).__name__ == "KernelTimeout":
+                self.block_events.append(self._ordered())
+                raise KernelTimeoutInLanes(e) from None
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            raise Fallback(f"{type(e).__name__}: {e}") from None
+        self._check_order()
+        self.block_events.append(self._ordered())
+
+    def _ordered(self) -> list:
+        """The block's events as the thread-by-thread simulator makes them: phase by phase, thread
+        by thread, each thread's in its program order."""
+        chunks = self.chunks
+        if not chunks:
+            return []
+        sizes = [len(c[0]) for c in chunks]
+        lanes = np.concatenate([c[0] for c in chunks])
+        phases = np.repeat(np.array([c[6] for c in chunks], dtype=np.int64), sizes)
+        order = np.argsort(phases * self.n + lanes, kind="stable")
+        ops = np.repeat(np.array([c[1] for c in chunks], dtype=np.int64), sizes)[order].tolist()
+        aids = np.repeat(np.array([c[2] for c in chunks], dtype=np.int64), sizes)[order].tolist()
+        lines = np.repeat(np.array([c[5] for c in chunks], dtype=np.int64), sizes)[order].tolist()
+        flats = np.concatenate([c[3] for c in chunks])[order].tolist()
+        kinds = {c[4].dtype.kind for c in chunks}
+        if len(kinds) == 1:
+            values = np.concatenate([c[4] for c in chunks])[order].tolist()
+        else:  # floats and ints: each keeps its Python type, as the thread-by-thread run's values do
+            every: list = []
+            for c in chunks:
+                every += c[4].tolist()
+            values = [every[i] for i in order.tolist()]
+        tids = (lanes[order] + self.block_base).tolist()
+        return list(zip(tids, ops, aids, flats, values, lines, phases[order].tolist(), [0] * len(tids)))
+
+    def _check_order(self):
+        """Raise Fallback where the order threads run in could change a value: a cell that two
+        threads touch in one phase, one of them writing (the thread-by-thread run would give the
+        race its verdict), or that several threads update atomically, one of them more than once."""
+        chunks = [c for c in self.chunks]
+        if not chunks:
+            return
+        lanes = np.concatenate([c[0] for c in chunks])
+        cells = np.concatenate([c[3] + (c[2] << 40) for c in chunks])
+        phases = np.concatenate([np.full(len(c[0]), c[6], dtype=np.int64) for c in chunks])
+        ops = np.concatenate([np.full(len(c[0]), c[1], dtype=np.int8) for c in chunks])
+        order = np.lexsort((lanes, phases, cells))  # stable: a thread's accesses stay in program order
+        c, p, t, o = cells[order], phases[order], lanes[order], ops[order]
+        new = np.ones(len(order), dtype=bool)
+        new[1:] = (c[1:] != c[:-1]) | (p[1:] != p[:-1])
+        starts = np.flatnonzero(new)
+        tchange = np.zeros(len(order), dtype=np.int64)
+        tchange[1:] = (t[1:] != t[:-1]) & ~new[1:]
+        shared_by = np.add.reduceat(tchange, starts) > 0
+        if not shared_by.any():
+            return
+        writes = np.add.reduceat((o == WRITE).astype(np.int64), starts)
+        reads = np.add.reduceat((o == READ).astype(np.int64), starts)
+        atomics = np.add.reduceat((o == ATOMIC).astype(np.int64), starts)
+        sizes = np.diff(np.append(starts, len(order)))
+        for g in np.flatnonzero(shared_by):
+            if writes[g]:
+                raise Fallback("two threads touch one cell in one phase, one writing")
+            if atomics[g]:
+                # one atomic per thread, made in thread order, as the thread-by-thread run makes them
+                seq = order[starts[g]:starts[g] + sizes[g]]
+                if reads[g] or atomics[g] != tchange[starts[g]:starts[g] + sizes[g]].sum() + 1 \
+                        or (np.diff(seq) < 0).any():
+                    raise Fallback("atomics whose order the lanes would change")
+
+    def record(self, mask, op, arr, flats, values, line):
+        lanes = np.flatnonzero(mask)
+        self.n_events += len(lanes)
+        if self.n_events > self.max_events:
+            from .launch import KernelTimeout
+
+            raise KernelTimeout(f"The kernel made more than {self.max_events:,} memory accesses, far more "
+                                "than this puzzle needs.")
+        self.chunks.append((lanes, op, arr.aid, flats, values, line, self.phase))
+
+    # -- statements ------------------------------------------------------------------------------
+    def body(self, stmts, mask, frame):
+        version = -1
+        loops = frame.loops
+        eff = mask
+        for st in stmts:
+            if frame.version != version:
+                version = frame.version
+                eff = mask & ~frame.dead
+                if loops:
+                    brk, cont = loops[-1]
+                    eff = eff & ~brk & ~cont
+                if not eff.any():
+                    return
+            self.line = st.lineno
+            self.current_mask = eff
+            if self.lines is not None:
+                self.lines.update(_lines_of(st, frame.code_lines))
+            self.statement(st, eff, frame)
+
+    def statement(self, st, m, frame):
+        kind = type(st)
+        if kind is ast.Assign:
+            value = self.expr(st.value, m, frame)
+            for target in st.targets:
+                self.assign(target, value, m, frame)
+        elif kind is ast.Expr:
+            if isinstance(st.value, ast.Constant):
+                return
+            self.expr(st.value, m, frame)
+        elif kind is ast.AugAssign:
+            self.augassign(st, m, frame)
+        elif kind is ast.If:
+            c = self.truth(self.expr(st.test, m, frame), m)
+            yes = m & c
+            no = m & ~c
+            if yes.any():
+                self.body(st.body, yes, frame)
+            if st.orelse and no.any():
+                self.body(st.orelse, no, frame)
+        elif kind is ast.For:
+            self.for_loop(st, m, frame)
+        elif kind is ast.While:
+            self.while_loop(st, m, frame)
+        elif kind is ast.Break:
+            frame.loops[-1][0] |= m
+            frame.version += 1
+        elif kind is ast.Continue:
+            frame.loops[-1][1] |= m
+            frame.version += 1
+        elif kind is ast.Return:
+            if st.value is not None:
+                value = self.expr(st.value, m, frame)
+                frame.ret = value if frame.ret is None else self.merge(frame.ret, value, m)
+            frame.dead = frame.dead | m
+            frame.version += 1
+        elif kind is ast.AnnAssign:
+            if st.value is None:
+                return
+            self.assign(st.target, self.expr(st.value, m, frame), m, frame)
+        elif kind is ast.Pass:
+            return
+        else:
+            raise Fallback(f"a {kind.__name__} statement")
+
+    def for_loop(self, st, m, frame):
+        it = st.iter
+        if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords
+                and self.lookup(it.func.id, m, frame) is range and 1 <= len(it.args) <= 3):
+            raise Fallback("a loop over something other than range()")
+        bounds = [self.expr(a, m, frame) for a in it.args]
+        for b in bounds:
+            if isinstance(b, np.ndarray):
+                if b.dtype.kind not in "iu":
+                    raise Fallback("range() of a non-integer")
+            elif type(b) is not int:
+                raise Fallback("range() of a non-integer")
+        if len(bounds) == 1:
+            start, stop, step = 0, bounds[0], 1
+        elif len(bounds) == 2:
+            start, stop, step = bounds[0], bounds[1], 1
+        else:
+            start, stop, step = bounds
+        if isinstance(step, np.ndarray):
+            steps = step[m]
+            if len(steps) == 0 or (steps != steps[0]).any():
+                raise Fallback("a range() step that differs between threads")
+            step = int(steps[0])
+        if step == 0:
+            raise Fallback("range() step 0")
+        frame.loops.append([self.none.copy(), self.none.copy()])
+        try:
+            if not isinstance(start, np.ndarray) and not isinstance(stop, np.ndarray):
+                for v in range(start, stop, step):
+                    live = m & ~frame.dead & ~frame.loops[-1][0]
+                    if not live.any():
+                        break
+                    frame.loops[-1][1] = self.none.copy()
+                    frame.version += 1
+                    if self.lines is not None:
+                        self.lines.update(_lines_of(st, frame.code_lines))
+                    self.assign(st.target, v, live, frame)
+                    self.body(st.body, live, frame)
+            else:
+                start = np.broadcast_to(np.asarray(start, dtype=np.int64), (self.n,))
+                stop = np.broadcast_to(np.asarray(stop, dtype=np.int64), (self.n,))
+                if step > 0:
+                    trips = np.maximum(0, (stop - start + step - 1) // step)
+                else:
+                    trips = np.maximum(0, (start - stop - step - 1) // (-step))
+                most = int(trips[m].max()) if m.any() else 0
+                for k in range(most):
+                    live = m & ~frame.dead & ~frame.loops[-1][0] & (trips > k)
+                    if not live.any():
+                        break
+                    frame.loops[-1][1] = self.none.copy()
+                    frame.version += 1
+                    self.assign(st.target, start + k * step, live, frame)
+                    self.body(st.body, live, frame)
+        finally:
+            frame.loops.pop()
+            frame.version += 1
+
+    def while_loop(self, st, m, frame):
+        frame.loops.append([self.none.copy(), self.none.copy()])
+        inside = m
+        try:
+            while True:
+                live = inside & ~frame.dead & ~frame.loops[-1][0]
+                if not live.any():
+                    break
+                self.line = st.lineno
+                self.current_mask = live
+                if self.lines is not None:
+                    self.lines.update(_lines_of(st, frame.code_lines))
+                c = self.truth(self.expr(st.test, live, frame), live)
+                inside = live & c
+                if not inside.any():
+                    break
+                frame.loops[-1][1] = self.none.copy()
+                frame.version += 1
+                self.body(st.body, inside, frame)
+        finally:
+            frame.loops.pop()
+            frame.version += 1
+
+    def augassign(self, st, m, frame):
+        target = st.target
+        op = _BINOPS.get(type(st.op))
+        if op is None:
+            raise Fallback("an operator the lanes do not model")
+        if isinstance(target, ast.Name):
+            old = self.load_name(target.id, m, frame)
+            self.assign(target, self.binop(op, old, self.expr(st.value, m, frame), m, type(st.op)), m, frame)
+        elif isinstance(target, ast.Subscript):
+            arr, flats = self.address(target, m, frame)
+            old = self.read(arr, flats, m, target.lineno)
+            new = self.binop(op, old, self.expr(st.value, m, frame), m, type(st.op))
+            self.write(arr, flats, new, m, target.lineno)
+        else:
+            raise Fallback("an augmented assignment to an attribute")
+
+    def assign(self, target, value, m, frame):
+        kind = type(target)
+        if kind is ast.Name:
+            name = target.id
+            full = m.all()
+            if full:
+                frame.vars[name] = value
+                frame.partial.pop(name, None)
+                return
+            old = frame.vars.get(name)
+            if type(value) is LocalLanes:  # each lane's own array: the lanes in m get a fresh one
+                if old is None:
+                    frame.vars[name] = value
+                    frame.partial[name] = m.copy()
+                    return
+                if type(old) is not LocalLanes or old.shape != value.shape:
+                    raise Fallback("a name holding a local array in some threads only")
+                old.data[m] = 0
+                old.written[m] = False
+            elif old is None:
+                frame.vars[name] = self.spread(value)
+                frame.partial[name] = m.copy()
+                return
+            frame.vars[name] = self.merge(old, value, m)
+            held = frame.partial.get(name)
+            if held is not None:
+                held = held | m
+                if held.all():
+                    frame.partial.pop(name)
+                else:
+                    frame.partial[name] = held
+        elif kind is ast.Tuple:
+            if not isinstance(value, tuple) or len(value) != len(target.elts):
+                raise Fallback("an unpacking the lanes do not model")
+            for t, v in zip(target.elts, value):
+                self.assign(t, v, m, frame)
+        elif kind is ast.Subscript:
+            arr, flats = self.address(target, m, frame)
+            self.write(arr, flats, value, m, target.lineno)
+        else:
+            raise Fallback("an assignment to an attribute")
+
+    def spread(self, value):
+        if isinstance(value, tuple):
+            return tuple(self.spread(v) for v in value)
+        if isinstance(value, (LaneArray, LaneDim3)) or not _is_number(value):
+            raise Fallback("an object bound in some threads only")
+        return np.broadcast_to(np.asarray(value), (self.n,)).copy()
+
+    def merge(self, old, new, m):
+        if m.all() or old is new:
+            return new
+        if isinstance(old, tuple) or isinstance(new, tuple):
+            if not (isinstance(old, tuple) and isinstance(new, tuple) and len(old) == len(new)):
+                raise Fallback("a name holding a tuple in some threads only")
+            return tuple(self.merge(o, v, m) for o, v in zip(old, new))
+        if not (_is_number(old) and _is_number(new)):
+            if old is new:
+                return old
+            raise Fallback("an object that differs between threads")
+        return np.where(m, new, old)
+
+    # -- expressions -------------------------------------------------------------------------------
+    def expr(self, node, m, frame):
+        kind = type(node)
+        if kind is ast.Name:
+            return self.load_name(node.id, m, frame)
+        if kind is ast.Constant:
+            v = node.value
+            if type(v) in (int, float, bool):
+                return v
+            raise Fallback(f"a constant of type {type(v).__name__}")
+        if kind is ast.BinOp:
+            op = _BINOPS.get(type(node.op))
+            if op is None:
+                raise Fallback("an operator the lanes do not model")
+            left = self.expr(node.left, m, frame)
+            return self.binop(op, left, self.expr(node.right, m, frame), m, type(node.op))
+        if kind is ast.Subscript:
+            base = self.expr(node.value, m, frame)
+            if isinstance(base, tuple):
+                k = self.expr(node.slice, m, frame)
+                if type(k) is not int:
+                    raise Fallback("a tuple indexed by a per-thread value")
+                return base[k]
+            arr, flats = self.address(node, m, frame, base)
+            return self.read(arr, flats, m, node.lineno)
+        if kind is ast.Attribute:
+            return self.attribute(self.expr(node.value, m, frame), node.attr)
+        if kind is ast.Call:
+            return self.call(node, m, frame)
+        if kind is ast.Compare:
+            return self.compare(node, m, frame)
+        if kind is ast.BoolOp:
+            return self.boolop(node, m, frame)
+        if kind is ast.UnaryOp:
+            v = self.expr(node.operand, m, frame)
+            op = type(node.op)
+            if op is ast.Not:
+                if isinstance(v, np.ndarray):
+                    return ~self.truth(v, m)
+                return not v
+            if op is ast.USub:
+                return -v if not isinstance(v, (bool, np.ndarray)) or not _is_bool(v) else -np.asarray(v, np.int64)
+            if op is ast.UAdd:
+                return +v if not _is_bool(v) else np.asarray(v, np.int64) + 0
+            if op is ast.Invert:
+                if _kind(v) not in "iub":
+                    raise Fallback("~ of a float")
+                if _is_bool(v):
+                    return ~np.asarray(v, np.int64) if isinstance(v, np.ndarray) else ~int(v)
+                return ~v
+        if kind is ast.IfExp:
+            c = self.truth(self.expr(node.test, m, frame), m)
+            yes, no = m & c, m & ~c
+            a = self.expr(node.body, yes, frame) if yes.any() else None
+            b = self.expr(node.orelse, no, frame) if no.any() else None
+            if a is None:
+                return b
+            if b is None:
+                return a
+            return self.merge(b, a, c)
+        if kind is ast.Tuple:
+            return tuple(self.expr(e, m, frame) for e in node.elts)
+        raise Fallback(f"a {kind.__name__} expression")
+
+    def load_name(self, name, m, frame):
+        vars_ = frame.vars
+        if name in vars_:
+            held = frame.partial.get(name)
+            if held is not None and (m & ~held).any():
+                raise Fallback(f"`{name}` read where it was never set")
+            return vars_[name]
+        return self.lookup(name, m, frame)
+
+    def lookup(self, name, m, frame):
+        if name in frame.vars:
+            return frame.vars[name]
+        if name in self.globals:
+            return self.globals[name]
+        if name in self.builtins:
+            return self.builtins[name]
+        raise Fallback(f"an unknown name `{name}`")
+
+    def attribute(self, obj, attr):
+        if isinstance(obj, FakeCuda):
+            if attr == "threadIdx":
+                return self.tidx
+            if attr == "blockIdx":
+                return _Dim(self.bidx)
+            if attr == "blockDim":
+                return _Dim(self.launch.block)
+            if attr == "gridDim":
+                return _Dim(self.launch.grid)
+            if attr == "warpsize":
+                return 32
+            if attr == "laneid":
+                return self.lin % 32
+            if attr == "local":
+                return obj.local
+            if attr in ("shared", "atomic", "grid", "gridsize", "syncthreads", "threadfence",
+                        "threadfence_block", "threadfence_system") or attr in _SCALAR_NAMES:
+                return getattr(obj, attr)
+            raise Fallback(f"cuda.{attr}")
+        if isinstance(obj, LaneDim3):
+            if attr in ("x", "y", "z"):
+                return getattr(obj, attr)
+            raise Fallback(f"threadIdx.{attr}")
+        if isinstance(obj, _Dim):
+            return obj.get(attr)
+        if isinstance(obj, LaneArray):
+            if attr == "shape":
+                return obj.shape
+            if attr == "size":
+                return int(np.prod(obj.shape)) if obj.shape else 1
+            if attr == "ndim":
+                return len(obj.shape)
+            raise Fallback(f"array.{attr}")
+        if isinstance(obj, FakeNumba):
+            if attr == "cuda":
+                return obj.cuda
+            if attr in _SCALAR_NAMES:
+                return getattr(obj, attr)
+            raise Fallback(f"numba.{attr}")
+        if obj is math:
+            if attr in _MATH or attr in ("pi", "e", "inf", "nan"):
+                return getattr(math, attr)
+            raise Fallback(f"math.{attr}")
+        if (obj is self.cuda.shared or obj is self.cuda.local) and attr == "array":
+            return obj.array
+        if isinstance(obj, LocalLanes):
+            if attr == "shape":
+                return obj.shape
+            if attr == "size":
+                return obj.size
+            if attr == "ndim":
+                return len(obj.shape)
+            raise Fallback(f"local array.{attr}")
+        if obj is self.cuda.atomic and attr in _ATOMIC_UPDATES:
+            return getattr(obj, attr)
+        if type(obj).__name__ == "_Namespace" and attr in _SCALAR_NAMES:
+            return getattr(obj, attr)
+        raise Fallback(f"the attribute .{attr}")
+
+    def binop(self, op, a, b, m, kind):
+        arrays = isinstance(a, np.ndarray) or isinstance(b, np.ndarray)
+        if not arrays:
+            if not (_is_number(a) and _is_number(b)):
+                raise Fallback("arithmetic on something other than numbers")
+            return op(a, b)  # Python's own rules; its errors become a Fallback
+        if not (_is_number(a) and _is_number(b)):
+            raise Fallback("arithmetic on something other than numbers")
+        ka, kb = _kind(a), _kind(b)
+        if kind in (ast.Div, ast.FloorDiv, ast.Mod):
+            zero = np.asarray(b) == 0
+            if (np.broadcast_to(zero, m.shape) & m).any():
+                raise Fallback("a division by zero")
+        if kind is ast.Pow:
+            if ka in "iub" and kb in "iub":
+                if (np.broadcast_to(np.asarray(b) < 0, m.shape) & m).any():
+                    raise Fallback("an integer to a negative power")
+            else:
+                base, exp_ = np.broadcast_to(a, m.shape), np.broadcast_to(b, m.shape)
+                if ((base < 0) & (exp_ != np.trunc(exp_)) & m).any():
+                    raise Fallback("a negative number to a fractional power")
+        if kind in (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift) and (ka == "f" or kb == "f"):
+            raise Fallback("a bit operation on a float")
+        if ka == "b" and kb == "b" and kind not in (ast.BitAnd, ast.BitOr, ast.BitXor):
+            a = np.asarray(a, np.int64)  # True + True is 2 in Python
+        if kind is ast.Div and ka in "iub" and kb in "iub":
+            a = np.asarray(a, np.float64)
+        if kind in (ast.LShift, ast.RShift):
+            shift = np.broadcast_to(np.asarray(b), m.shape)
+            if ((shift < 0) | (shift > 62))[m].any():
+                raise Fallback("a shift the lanes do not model")
+        result = op(a, b)
+        if kind is ast.Pow and result.dtype.kind == "f":
+            if (np.isinf(result) & np.isfinite(np.broadcast_to(a, m.shape)) & m).any():
+                raise Fallback("an overflowing power")
+        if result.dtype.kind in "iu" and kind in (ast.Mult, ast.LShift, ast.Pow, ast.Add, ast.Sub):
+            big = np.abs(result[m]) if m.any() else result[:0]
+            if len(big) and big.max() >= 2 ** 61:
+                raise Fallback("an integer too large for the lanes")
+        return result
+
+    def compare(self, node, m, frame):
+        left = self.expr(node.left, m, frame)
+        result = None
+        live = m
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node, live, frame)
+            f = _CMPOPS.get(type(op))
+            if f is None or not (_is_number(left) and _is_number(right)):
+                raise Fallback("a comparison the lanes do not model")
+            now = f(left, right)
+            result = now if result is None else (result & now)
+            if len(node.ops) > 1:
+                live = live & self.truth(result, live)
+                if not live.any():
+                    break
+            left = right
+        return result
+
+    def boolop(self, node, m, frame):
+        is_and = isinstance(node.op, ast.And)
+        live = m
+        value = None
+        for sub in node.values:
+            v = self.expr(sub, live, frame)
+            value = v if value is None else self.merge(value, v, live)
+            if not isinstance(value, np.ndarray):
+                if not _is_number(value):
+                    raise Fallback("and/or of something other than numbers")
+                if bool(value) != is_and:
+                    return value  # decided in every lane
+                live = m
+                continue
+            t = self.truth(value, m)
+            live = m & (t if is_and else ~t)
+            if not live.any():
+                break
+        return value
+
+    def truth(self, v, m):
+        if isinstance(v, np.ndarray):
+            return v if v.dtype == bool else v != 0
+        if _is_number(v):
+            return self.all if v else self.none
+        raise Fallback("the truth of something other than a number")
+
+    # -- calls -------------------------------------------------------------------------------------
+    def call(self, node, m, frame):
+        if node.keywords:
+            raise Fallback("a call with keywords")
+        f = self.expr(node.func, m, frame)
+        if f is range:
+            raise Fallback("range() outside a for loop")
+        cuda = self.cuda
+        owner = getattr(f, "__self__", None)
+        if owner is cuda:
+            name = f.__name__
+            if name == "syncthreads":
+                if node.args:
+                    raise Fallback("syncthreads() with arguments")
+                return self.barrier(m, frame, node.lineno)
+            if name in ("threadfence", "threadfence_block", "threadfence_system"):
+                return None
+            args = [self.expr(a, m, frame) for a in node.args]
+            if name == "grid":
+                return self.grid(args, False)
+            if name == "gridsize":
+                return self.grid(args, True)
+            if name == "_shared_array":
+                return self.shared_array(node, args)
+            if name == "_local_array":
+                return self.local_array(args, m)
+            raise Fallback(f"cuda.{name}")
+        if id(f) in self.atomic_names:
+            args = [self.expr(a, m, frame) for a in node.args]
+            return self.atomic(self.atomic_names[id(f)], args, m, node.lineno)
+        args = [self.expr(a, m, frame) for a in node.args]
+        if isinstance(f, ScalarType):
+            if len(args) != 1:
+                raise Fallback("a cast of several values")
+            return _cast(f, args[0], m)
+        if f in _PY_FUNCS:
+            return _PY_FUNCS[f](self, args, m)
+        if getattr(f, "__module__", None) == "math" or f in _MATH_FUNCS:
+            return self.math(f, args, m)
+        tree = function_tree(f) if callable(f) and getattr(f, "__globals__", None) is self.globals else None
+        if tree is not None:
+            return self.device_call(f, tree, args, m)
+        why = why_not(f) if callable(f) else None
+        raise Fallback(f"a call of {getattr(f, '__name__', f)!r}" + (f": {why}" if why else ""))
+
+    def device_call(self, f, tree, args, m):
+        if len(tree.args.args) != len(args):
+            raise Fallback("a device function called with the wrong number of arguments")
+        depth = getattr(self, "_depth", 0)
+        if depth > 20:
+            raise Fallback("device functions nested too deep")
+        self._depth = depth + 1
+        line = self.line
+        try:
+            inner = Frame(self.n, _code_lines(f))
+            if self.lines is not None:
+                self.lines.add(f.__code__.co_firstlineno)
+            for p, a in zip(tree.args.args, args):
+                inner.vars[p.arg] = a
+            self.body(tree.body, m, inner)
+            ret = inner.ret
+            if ret is not None and not (inner.dead | ~m).all():
+                raise Fallback("a device function that returns a value in some threads only")
+            return ret
+        finally:
+            self._depth = depth
+            self.line = line
+
+    def math(self, f, args, m):
+        if not all(_is_number(a) for a in args):
+            raise Fallback("a maths function of something other than numbers")
+        if not any(isinstance(a, np.ndarray) for a in args):
+            return f(*args)
+        lanes = np.flatnonzero(m)
+        cols = [np.broadcast_to(a, (self.n,))[lanes].tolist() if isinstance(a, np.ndarray) else [a] * len(lanes)
+                for a in args]
+        values = [f(*xs) for xs in zip(*cols)]
+        if values and not all(type(v) in (int, float, bool) for v in values):
+            raise Fallback("a maths function with a result the lanes do not hold")
+        kinds = {type(v) for v in values}
+        out = np.zeros(self.n, dtype=np.float64 if float in kinds or not values else
+                       (np.int64 if int in kinds else bool))
+        if values:
+            out[lanes] = values
+        return out
+
+    def grid(self, args, size):
+        if len(args) != 1 or type(args[0]) is not int or args[0] not in (1, 2, 3):
+            raise Fallback("cuda.grid() of something other than 1, 2 or 3")
+        nd = args[0]
+        bx, by, bz = self.launch.block
+        gx, gy, gz = self.launch.grid
+        if size:
+            dims = (gx * bx, gy * by, gz * bz)
+        else:
+            b = self.bidx
+            t = self.tidx
+            dims = (b[0] * bx + t.x, b[1] * by + t.y, b[2] * bz + t.z)
+        return dims[0] if nd == 1 else tuple(dims[:nd])
+
+    def barrier(self, m, frame, line):
+        if not m.all():
+            raise Fallback("a barrier that not every thread reaches together")
+        launch = self.launch
+        self.barriers.append(BarrierRecord(launch.block_pos[:launch.grid_nd], self.phase, line, "syncthreads"))
+        self.phase += 1
+        return None
+
+    def shared_array(self, node, args):
+        if len(args) != 2:
+            raise Fallback("cuda.shared.array with other arguments")
+        found = self.shared.get(node)
+        if found is not None:
+            return found
+        shape, dtype = args
+        if isinstance(shape, np.ndarray) or (isinstance(shape, tuple) and any(isinstance(s, np.ndarray)
+                                                                               for s in shape)):
+            raise Fallback("a shared array's shape that differs between threads")
+        from .launch import _shape
+
+        shape = _shape(shape)
+        st = dtype_of(dtype)
+        if st.np_dtype.name in ("bool", "uint64"):
+            raise Fallback("a shared array of bool or uint64")
+        launch = self.launch
+        if shape == (0,):
+            sim = launch._dynamic_shared(st, node.lineno)
+            key = "dynamic"
+        else:
+            sim = launch._new_array(shape, st, SHARED, node.lineno, block=launch.block_pos[:launch.grid_nd])
+            key = node
+        existing = self.shared.get(key)
+        if existing is not None and existing.aid == sim.aid:
+            self.shared[node] = existing
+            return existing
+        size = 1
+        for s in sim.shape:
+            size *= s
+        la = LaneArray(np.zeros(size, dtype=np.int64 if st.is_int else np.float64), sim.shape, sim.aid, st.is_int,
+                       st.np_dtype.name, SHARED, written=np.zeros(size, dtype=bool))
+        self.shared[node] = la
+        if key == "dynamic":
+            self.shared[key] = la
+        return la
+
+    def local_array(self, args, m):
+        if len(args) != 2 or not self.launch.fast_local:
+            raise Fallback("a local array in a run traced thread by thread")
+        shape, dtype = args
+        if isinstance(shape, np.ndarray) or (isinstance(shape, tuple) and any(isinstance(s, np.ndarray)
+                                                                               for s in shape)):
+            raise Fallback("a local array's shape that differs between threads")
+        from .launch import _shape
+
+        st = dtype_of(dtype)
+        if st.is_int:
+            raise Fallback("an integer local array")
+        return LocalLanes(self.n, _shape(shape))
+
+    def local_index(self, arr, idx, m):
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if len(idx) != len(arr.shape):
+            raise Fallback("a partial index of a local array")
+        flat = 0
+        for k, n, s in zip(idx, arr.shape, arr.strides):
+            if isinstance(k, np.ndarray):
+                if k.dtype.kind not in "iu":
+                    raise Fallback("an index that is not an integer")
+                k = k[m]
+                if ((k < 0) | (k >= n)).any():
+                    raise Fallback("a local index out of bounds")
+            elif type(k) is int:
+                if not 0 <= k < n:
+                    raise Fallback("a local index out of bounds")
+            else:
+                raise Fallback("an index that is not an integer")
+            flat = flat + k * s
+        return np.flatnonzero(m), flat
+
+    def atomic(self, name, args, m, line):
+        if len(args) != 3 or not isinstance(args[0], LaneArray):
+            raise Fallback("an atomic with other arguments")
+        arr, idx, val = args
+        flats = self.flat_index(arr, idx, m)
+        if arr.written is not None and not arr.written[flats].all():
+            raise Fallback("an atomic on unwritten memory")
+        update = _ATOMIC_UPDATES[name]
+        lanes = np.flatnonzero(m)
+        vals = np.broadcast_to(val, (self.n,))[lanes].tolist() if isinstance(val, np.ndarray) else [val] * len(lanes)
+        data = arr.data
+        olds, news = [], []
+        for f, v in zip(flats.tolist(), vals):
+            old = data[f].item()
+            new = arr.coerce(update(old, v), 1)[0]
+            data[f] = new
+            olds.append(old)
+            news.append(new)
+        self.record(m, ATOMIC, arr, flats, np.asarray(news, dtype=data.dtype), line)
+        out = np.zeros(self.n, dtype=data.dtype)
+        out[lanes] = olds
+        return out
+
+    # -- memory --------------------------------------------------------------------------------------
+    def address(self, node, m, frame, base=None):
+        arr = self.expr(node.value, m, frame) if base is None else base
+        if isinstance(arr, LocalLanes):
+            return arr, self.local_index(arr, self.expr(node.slice, m, frame), m)
+        if not isinstance(arr, LaneArray):
+            raise Fallback("indexing something other than an array")
+        return arr, self.flat_index(arr, self.expr(node.slice, m, frame), m)
+
+    def flat_index(self, arr, idx, m):
+        """The active lanes' flat indices; Fallback where one is out of bounds (negative too) or
+        not a whole index."""
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        if len(idx) != len(arr.shape):
+            raise Fallback("a partial index (a view)")
+        lanes = m
+        flat = 0
+        for k, n, s in zip(idx, arr.shape, arr.strides):
+            if isinstance(k, np.ndarray):
+                if k.dtype.kind not in "iu":
+                    raise Fallback("an index that is not an integer")
+                k = k[lanes]
+                if ((k < 0) | (k >= n)).any():
+                    raise Fallback("an index out of bounds")
+            elif type(k) is int:
+                if not 0 <= k < n:
+                    raise Fallback("an index out of bounds")
+            else:
+                raise Fallback("an index that is not an integer")
+            flat = flat + k * s
+        if not isinstance(flat, np.ndarray):
+            flat = np.full(int(m.sum()), flat, dtype=np.int64)
+        return flat
+
+    def read(self, arr, flats, m, line):
+        if type(arr) is LocalLanes:
+            lanes, flat = flats
+            if not arr.written[lanes, flat].all():
+                raise Fallback("a local array's cell read before it was written")
+            out = np.zeros(self.n, dtype=np.float64)
+            out[lanes] = arr.data[lanes, flat]
+            return out
+        if arr.written is not None and not arr.written[flats].all():
+            raise Fallback("a read of memory nobody wrote")
+        values = arr.data[flats]
+        self.record(m, READ, arr, flats, values, line)
+        out = np.zeros(self.n, dtype=values.dtype)
+        out[m] = values
+        return out
+
+    def write(self, arr, flats, value, m, line):
+        if type(arr) is LocalLanes:
+            if not _is_number(value):
+                raise Fallback("a store of something other than a number")
+            lanes, flat = flats
+            arr.data[lanes, flat] = np.broadcast_to(np.asarray(value, dtype=np.float64), (self.n,))[lanes]
+            arr.written[lanes, flat] = True
+            return
+        if arr.readonly:
+            raise Fallback("a write to read-only memory")
+        if not _is_number(value):
+            raise Fallback("a store of something other than a number")
+        v = arr.coerce(value, self.n)[m]
+        if len(flats) > 1 and len(np.unique(flats)) != len(flats):
+            raise Fallback("threads writing one cell at once")
+        arr.data[flats] = v
+        if arr.written is not None:
+            arr.written[flats] = True
+        self.record(m, WRITE, arr, flats, v, line)
+
+
+class _Dim:
+    """blockIdx, blockDim, gridDim: the same in every lane of a block."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def get(self, attr):
+        if attr == "x":
+            return self.v[0]
+        if attr == "y":
+            return self.v[1]
+        if attr == "z":
+            return self.v[2]
+        raise Fallback(f"dim3.{attr}")
+
+
+def _code_lines(fn) -> frozenset:
+    found = _CODE_LINES.get(fn.__code__)
+    if found is None:
+        found = _CODE_LINES[fn.__code__] = frozenset(line for _, _, line in fn.__code__.co_lines() if line)
+    return found
+
+
+_CODE_LINES: dict = {}
+
+
+def _lines_of(st, code_lines) -> list:
+    """The lines a statement's run reports to a line tracer: those of it that hold instructions
+    (a compound statement's header only)."""
+    found = _STATEMENT_LINES.get(st)
+    if found is None:
+        body = getattr(st, "body", None)
+        last = body[0].lineno - 1 if isinstance(body, list) and body else (st.end_lineno or st.lineno)
+        found = _STATEMENT_LINES[st] = [line for line in range(st.lineno, max(st.lineno, last) + 1)
+                                        if line in code_lines]
+    return found
+
+
+_STATEMENT_LINES: dict = {}
+
+
+def _is_number(v) -> bool:
+    return type(v) in (int, float, bool) or (isinstance(v, np.ndarray) and v.dtype.kind in "fiub")
+
+
+def _is_bool(v) -> bool:
+    return type(v) is bool or (isinstance(v, np.ndarray) and v.dtype == bool)
+
+
+def _kind(v) -> str:
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind
+    return "b" if type(v) is bool else "i" if type(v) is int else "f"
+
+
+def _cast(st: ScalarType, v, m):
+    name = st.np_dtype.name
+    if not isinstance(v, np.ndarray):
+        if not _is_number(v):
+            raise Fallback("a cast of something other than a number")
+        return st(v)
+    if name == "float32":
+        return v.astype(np.float32).astype(np.float64)
+    if name == "float64":
+        return v.astype(np.float64)
+    if name == "bool":
+        return v != 0
+    if v.dtype.kind == "f":
+        vals = v[m]
+        if not np.isfinite(vals).all():
+            raise Fallback("an int() of a value that is not finite")
+        v = np.trunc(v)
+        if (np.abs(vals) >= 2.0 ** 62).any():
+            raise Fallback("a cast of a huge value")
+    v = np.where(m, v, 0).astype(np.int64)
+    bits = st.np_dtype.itemsize * 8
+    if bits == 64:
+        if st.np_dtype.kind == "u" and (v[m] < 0).any():
+            raise Fallback("a uint64 of a negative value")
+        return v
+    span = 1 << bits
+    v = v & (span - 1)
+    if st.np_dtype.kind == "i":
+        v = np.where(v >= span // 2, v - span, v)
+    return v
+
+
+def _py_int(self, args, m):
+    if len(args) != 1:
+        raise Fallback("int() of several values")
+    v = args[0]
+    if not isinstance(v, np.ndarray):
+        return int(v)
+    if v.dtype.kind == "f":
+        vals = v[m]
+        if not np.isfinite(vals).all() or (np.abs(vals) >= 2.0 ** 62).any():
+            raise Fallback("int() of a value the lanes do not hold")
+        return np.where(m, np.trunc(v), 0).astype(np.int64)
+    return v.astype(np.int64)
+
+
+def _py_float(self, args, m):
+    if len(args) != 1:
+        raise Fallback("float() of several values")
+    v = args[0]
+    return float(v) if not isinstance(v, np.ndarray) else v.astype(np.float64)
+
+
+def _py_abs(self, args, m):
+    if len(args) != 1:
+        raise Fallback("abs() of several values")
+    v = args[0]
+    if _is_bool(v):
+        return abs(v) if not isinstance(v, np.ndarray) else v.astype(np.int64)
+    return abs(v)
+
+
+def _py_minmax(pick_new):
+    def fold(self, args, m):
+        if len(args) == 1:
+            raise Fallback("min()/max() of a sequence")
+        if len(args) < 2 or not all(_is_number(a) for a in args):
+            raise Fallback("min()/max() of something other than numbers")
+        best = args[0]
+        for v in args[1:]:
+            if not isinstance(best, np.ndarray) and not isinstance(v, np.ndarray):
+                best = v if pick_new(v, best) else best
+            else:
+                best = np.where(pick_new(v, best), v, best)
+        return best
+
+    return fold
+
+
+def _py_len(self, args, m):
+    if len(args) != 1 or not isinstance(args[0], (LaneArray, tuple)):
+        raise Fallback("len() of something other than an array")
+    a = args[0]
+    return a.shape[0] if isinstance(a, LaneArray) else len(a)
+
+
+_PY_FUNCS = {int: _py_int, float: _py_float, abs: _py_abs, len: _py_len,
+             min: _py_minmax(operator.lt), max: _py_minmax(operator.gt)}
+_MATH = {"sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", "tan", "tanh", "sinh", "cosh",
+         "asin", "acos", "atan", "atan2", "floor", "ceil", "fabs", "pow", "erf", "erfc", "hypot", "isnan",
+         "isinf", "isfinite", "trunc", "copysign", "fmod", "gamma", "lgamma", "exp2", "cbrt"}
+_MATH_FUNCS = {getattr(math, n) for n in _MATH if hasattr(math, n)}
+_SCALAR_NAMES = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                 "uint64", "boolean", "float_", "double", "intp", "int_", "uint", "b1", "f4", "f8", "i4", "i8",
+                 "types"}
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+           ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift}
+_CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+           ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_ATOMIC_UPDATES = {
+    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "max": _nan_max, "min": _nan_min,
+    "nanmax": _nan_max, "nanmin": _nan_min, "exch": lambda old, v: v,
+    "inc": lambda old, v: 0 if old >= v else old + 1, "dec": lambda old, v: v if (old == 0 or old > v) else old - 1,
+    "and_": lambda old, v: old & v, "or_": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
+}
