@@ -183,3 +183,59 @@ def fmt_dim(d) -> str:
     if len(d) == 1:
         return f"({d[0]},)"
     return "(" + ", ".join(str(x) for x in d) + ")"
+
+
+class LazyEvents(list):
+    """A trace's events held as columns (numpy arrays, one per field) until someone reads them as
+    tuples: the lanes (sim/lanes.py) make hundreds of thousands of events as arrays, and the
+    detectors read the columns (`event_columns`) without a tuple being built. Any use as a list
+    builds the tuples once, in order, and from then on it is the list. Pickled, it sends the
+    columns (a few arrays, not a tuple per access) and arrives as LazyEvents again."""
+
+    __slots__ = ("columns", "_pending")
+
+    def __init__(self, columns: dict):
+        super().__init__()
+        self.columns = columns  # tid, op, aid, flat, value, line, phase, wphase
+        self._pending = True
+
+    def _fill(self) -> None:
+        if self._pending:
+            self._pending = False
+            c = self.columns
+            n = len(c["tid"])
+            values = c["value"]
+            list.extend(self, zip(c["tid"].tolist(), c["op"].tolist(), c["aid"].tolist(), c["flat"].tolist(),
+                                  values.tolist() if hasattr(values, "tolist") else values, c["line"].tolist(),
+                                  c["phase"].tolist(), c["wphase"].tolist() if n else []))
+
+    def __reduce_ex__(self, protocol):
+        if self._pending:
+            return (LazyEvents, (self.columns,))
+        return (list, (list(self),))
+
+
+def _filled(name):
+    method = getattr(list, name)
+
+    def run(self, *args, **kwargs):
+        self._fill()
+        return method(self, *args, **kwargs)
+
+    run.__name__ = name
+    return run
+
+
+for _name in ("__len__", "__iter__", "__getitem__", "__contains__", "__reversed__", "__eq__", "__ne__", "__lt__",
+              "__le__", "__gt__", "__ge__", "__add__", "__mul__", "__rmul__", "__iadd__", "__imul__", "__setitem__",
+              "__delitem__", "__repr__", "__str__", "__format__", "__sizeof__", "append", "extend", "insert", "pop",
+              "remove", "clear", "index", "count", "copy", "sort", "reverse"):
+    setattr(LazyEvents, _name, _filled(_name))
+LazyEvents.__hash__ = None
+
+
+def event_columns(trace) -> dict | None:
+    """The trace's events as columns where it holds them so (a launch run as lanes), else None:
+    then the caller reads the tuples."""
+    events = trace.events
+    return events.columns if type(events) is LazyEvents else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 
-from ..trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace,
+from ..trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace, event_columns,
                     fmt_dim)
 from ..verdict import Failure
 from tutor.lazy import lazy
@@ -55,6 +55,8 @@ def _index(trace: Trace, aid: int, flat) -> tuple:
 
 # -- out of bounds ---------------------------------------------------------------------------------
 def out_of_bounds(trace: Trace, config: str) -> list[Failure]:
+    if _none_of(trace, (OOB_READ, OOB_WRITE)):
+        return []
     groups: dict = {}
     for n, e in enumerate(trace.events):
         if e[1] == OOB_READ or e[1] == OOB_WRITE:
@@ -207,6 +209,8 @@ def uninitialized_reads(trace: Trace, config: str) -> list[Failure]:
     A cell that another thread writes later in the same phase is not unwritten memory but a missing
     barrier: the race report covers it. The reading thread's own later write excuses nothing
     (`cache[t] += x` on a cell nobody set is garbage plus x)."""
+    if _none_of(trace, (UNINIT_READ,)):
+        return []
     reads = _used_unwritten_reads(trace)
     if not reads:
         return []
@@ -366,13 +370,24 @@ def _suspect_cells(trace: Trace, spaces: list):
     global memory, from two blocks. Sorting in numpy finds them; only they reach Python loops, so
     a correct kernel's hundreds of thousands of accesses cost a few vectorised passes."""
     racy = {i for i, sp in enumerate(spaces) if sp == SHARED or sp == GLOBAL}
-    evs = [e for e in trace.events if (e[1] <= ATOMIC or e[1] == UNINIT_READ) and e[2] in racy]
-    if len(evs) < 2:
-        return []
-    if len(evs) < SMALL_TRACE:
-        return _suspect_cells_small(evs, trace.threads_per_block)
-    tid, op, aid, flat, _, _, phase, _ = (np.asarray(c) if i != 4 and i != 5 else c
-                                          for i, c in enumerate(zip(*evs)))
+    columns = event_columns(trace)
+    if columns is not None:  # a trace of lanes: its columns, filtered as the tuples would be
+        racy_aid = np.zeros(len(spaces), dtype=bool)
+        racy_aid[list(racy)] = True
+        op = columns["op"]
+        keep = np.flatnonzero(((op <= ATOMIC) | (op == UNINIT_READ)) & racy_aid[columns["aid"]])
+        if len(keep) < 2:
+            return []
+        tid, op, aid, flat, phase = (columns[k][keep] for k in ("tid", "op", "aid", "flat", "phase"))
+        evs = _Picked(trace.events, keep)
+    else:
+        evs = [e for e in trace.events if (e[1] <= ATOMIC or e[1] == UNINIT_READ) and e[2] in racy]
+        if len(evs) < 2:
+            return []
+        if len(evs) < SMALL_TRACE:
+            return _suspect_cells_small(evs, trace.threads_per_block)
+        tid, op, aid, flat, phase = (np.fromiter((e[k] for e in evs), dtype=np.int64, count=len(evs))
+                                     for k in (0, 1, 2, 3, 6))
     tid = tid.astype(np.int64)
     aid = aid.astype(np.int64)
     cell = aid * (int(flat.max()) + 1) + flat.astype(np.int64)
@@ -416,6 +431,23 @@ def _suspect_cells(trace: Trace, spaces: list):
 
 
 SMALL_TRACE = 4000  # below this, numpy's fixed costs outweigh a plain loop
+
+
+class _Picked:
+    """evs[i] of the events kept by a filter (indices into the trace's events), read as tuples
+    only for the few suspect cells."""
+
+    def __init__(self, events, keep):
+        self.events, self.keep = events, keep
+
+    def __getitem__(self, i):
+        return self.events[int(self.keep[i])]
+
+
+def _none_of(trace: Trace, ops: tuple) -> bool:
+    """Whether a trace held as columns has no event of these kinds (False where it is not)."""
+    columns = event_columns(trace)
+    return columns is not None and not np.isin(columns["op"], ops).any()
 
 
 def _suspect_cells_small(evs, tpb):
@@ -536,7 +568,16 @@ def budgets(trace: Trace, config: str, budget: dict) -> list[Failure]:
     spaces = [a.space for a in trace.arrays]
     reads: Counter = Counter()
     writes: Counter = Counter()
-    for e in trace.events:
+    columns = event_columns(trace)
+    if columns is not None:
+        is_global = np.array([sp == GLOBAL for sp in spaces], dtype=bool)[columns["aid"]]
+        op, tid = columns["op"], columns["tid"]
+        for counter, kinds in ((reads, (READ, OOB_READ)), (writes, (WRITE, ATOMIC, OOB_WRITE))):
+            mine = tid[is_global & np.isin(op, kinds)]
+            if len(mine):
+                ids, n = np.unique(mine, return_counts=True)
+                counter.update(dict(zip(ids.tolist(), n.tolist())))
+    for e in (trace.events if columns is None else ()):
         if spaces[e[2]] != GLOBAL:
             continue
         op = e[1]

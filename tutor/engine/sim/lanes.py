@@ -27,13 +27,13 @@ import sys
 
 import numpy as np
 
-from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord
+from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord, LazyEvents
 from .fakecuda import FakeCuda, FakeNumba, ScalarType, _nan_max, _nan_min, dtype_of
 from .simarray import _INT_RANGES
 
-# Below this many threads a launch runs thread by thread: a statement's numpy calls cost more
-# than the few Python calls they replace.
-MIN_THREADS = 64
+# A block of fewer threads runs thread by thread: a statement's numpy calls cost more than the
+# few Python calls they replace (a block of 8 threads is about 4 times faster thread by thread).
+MIN_THREADS = 32
 ENABLED = True  # tests turn it off (or MIN_THREADS to 1) to compare the two simulators
 TALLY: Counter = Counter()  # launches run as lanes ("lanes"), and each fallback's reason: for tests and bench
 
@@ -310,12 +310,27 @@ class Lanes:
             launch._shared = {}
             launch.ran_blocks = None
             raise Fallback("too deep or too large for the lanes") from None
-        for events in self.block_events:
-            trace.events.extend(events)
+        self._keep_events()
         trace.barriers.extend(self.barriers)
         for la in self.globals_arrays:
             sim = la.sim
             sim.data[:] = la.data.tolist()
+
+    def _keep_events(self):
+        """The launch's events, as columns (trace.LazyEvents): the blocks' in the order they ran."""
+        blocks = [b for b in self.block_events if b is not None]
+        if not blocks:
+            return
+        cols = {}
+        for key in ("tid", "op", "aid", "flat", "line", "phase"):
+            cols[key] = np.concatenate([b[key] for b in blocks])
+        values = [b["value"] for b in blocks]
+        if all(isinstance(v, np.ndarray) for v in values) and len({v.dtype.kind for v in values}) == 1:
+            cols["value"] = np.concatenate(values)
+        else:
+            cols["value"] = [x for v in values for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
+        cols["wphase"] = np.zeros(len(cols["tid"]), dtype=np.int64)
+        self.launch.trace.events = self.launch.events = LazyEvents(cols)
 
     def _run_sample(self):
         import time
@@ -339,8 +354,7 @@ class Lanes:
         from .launch import _fail_timeout_message
 
         launch = self.launch
-        for events in self.block_events:
-            launch.trace.events.extend(events)
+        self._keep_events()
         launch.trace.barriers.extend(self.barriers)
         block = launch.block_pos[:launch.grid_nd]
         lanes = np.flatnonzero(self.current_mask) if self.current_mask is not None else [0]
@@ -388,30 +402,33 @@ class Lanes:
         self._check_order()
         self.block_events.append(self._ordered())
 
-    def _ordered(self) -> list:
-        """The block's events as the thread-by-thread simulator makes them: phase by phase, thread
-        by thread, each thread's in its program order."""
+    def _ordered(self) -> dict | None:
+        """The block's events as columns, in the order the thread-by-thread simulator makes them:
+        phase by phase, thread by thread, each thread's in its program order."""
         chunks = self.chunks
         if not chunks:
-            return []
+            return None
         sizes = [len(c[0]) for c in chunks]
         lanes = np.concatenate([c[0] for c in chunks])
         phases = np.repeat(np.array([c[6] for c in chunks], dtype=np.int64), sizes)
         order = np.argsort(phases * self.n + lanes, kind="stable")
-        ops = np.repeat(np.array([c[1] for c in chunks], dtype=np.int64), sizes)[order].tolist()
-        aids = np.repeat(np.array([c[2] for c in chunks], dtype=np.int64), sizes)[order].tolist()
-        lines = np.repeat(np.array([c[5] for c in chunks], dtype=np.int64), sizes)[order].tolist()
-        flats = np.concatenate([c[3] for c in chunks])[order].tolist()
+        cols = {
+            "tid": lanes[order] + self.block_base,
+            "op": np.repeat(np.array([c[1] for c in chunks], dtype=np.int64), sizes)[order],
+            "aid": np.repeat(np.array([c[2] for c in chunks], dtype=np.int64), sizes)[order],
+            "flat": np.concatenate([c[3] for c in chunks])[order],
+            "line": np.repeat(np.array([c[5] for c in chunks], dtype=np.int64), sizes)[order],
+            "phase": phases[order],
+        }
         kinds = {c[4].dtype.kind for c in chunks}
         if len(kinds) == 1:
-            values = np.concatenate([c[4] for c in chunks])[order].tolist()
+            cols["value"] = np.concatenate([c[4] for c in chunks])[order]
         else:  # floats and ints: each keeps its Python type, as the thread-by-thread run's values do
             every: list = []
             for c in chunks:
                 every += c[4].tolist()
-            values = [every[i] for i in order.tolist()]
-        tids = (lanes[order] + self.block_base).tolist()
-        return list(zip(tids, ops, aids, flats, values, lines, phases[order].tolist(), [0] * len(tids)))
+            cols["value"] = [every[i] for i in order.tolist()]
+        return cols
 
     def _check_order(self):
         """Raise Fallback where the order threads run in could change a value: a cell that two

@@ -342,7 +342,7 @@ class Launch:
         from . import lanes
 
         self.lanes_fallback = None
-        if not lanes.ENABLED or self.threads_total < lanes.MIN_THREADS:
+        if not lanes.ENABLED or self.block[0] * self.block[1] * self.block[2] < lanes.MIN_THREADS:
             self.lanes_fallback = "off" if not lanes.ENABLED else "few threads"
             return False
         try:
@@ -353,10 +353,6 @@ class Launch:
             return False
         lanes.TALLY["lanes"] += 1
         return True
-
-    @property
-    def threads_total(self) -> int:
-        return self.blocks_total * self.block[0] * self.block[1] * self.block[2]
 
     @property
     def blocks_total(self) -> int:
