@@ -47,6 +47,45 @@ def test_a_verdict_with_a_trace_and_arrays_comes_back_whole():
     assert header["a"].dtype == np.float32 and header["a"].shape == (2, 3)
 
 
+def _lanes_events(values):
+    from tutor.engine.trace import LazyEvents
+
+    n = len(values)
+    return LazyEvents({"tid": np.arange(n, dtype=np.int64), "op": np.zeros(n, dtype=np.int64),
+                       "aid": np.zeros(n, dtype=np.int64), "flat": np.arange(n, dtype=np.int64),
+                       "value": values, "line": np.full(n, 7, dtype=np.int64),
+                       "phase": np.zeros(n, dtype=np.int64), "wphase": np.zeros(n, dtype=np.int64)})
+
+
+def test_a_trace_run_as_lanes_crosses_as_columns_and_reads_as_its_events():
+    """The JSON encoder reads a list's items in C: a LazyEvents sent as a list would arrive
+    empty (it did, before the wire knew the columns)."""
+    from tutor.engine.trace import LazyEvents
+
+    for values in (np.array([1.5, float("nan"), -2.0]), [1, 2.5, 3]):
+        trace = Trace(grid=(1, 1, 1), block=(3, 1, 1), arrays=[ArrayInfo(0, "out", "global", (3,), "float32")],
+                      events=_lanes_events(values))
+        (header, _) = roundtrip({"t": trace})
+        got = header["t"].events
+        assert type(got) is LazyEvents and len(got) == 3
+        assert repr(got) == repr(list(_lanes_events(values)))
+        assert repr(got[1]) in ("(1, 0, 0, 1, nan, 7, 0, 0)", "(1, 0, 0, 1, 2.5, 7, 0, 0)")
+
+
+def test_event_columns_that_are_not_rows_of_integers_are_refused():
+    trace = Trace(grid=(1, 1, 1), block=(3, 1, 1), events=_lanes_events(np.zeros(3)))
+    r, w = os.pipe()
+    try:
+        buffers = []
+        body = wire._encode({"t": trace}, buffers, 0)
+        body["~d"][0][1]["f"]["events"]["~ev"]["~d"][0][1] = [0, 1, "x"]  # tid as a list with text
+        with pytest.raises(wire.WireError):
+            wire._decode(body, buffers, 0)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
 def test_a_pickle_instead_of_json_is_not_a_message():
     with pytest.raises(wire.WireError):
         raw(pickle.dumps(("ok", 1)))

@@ -129,8 +129,11 @@ def _encode(obj, buffers: list, depth: int):
         fields = {}
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
-            if name == "Trace" and f.name == "events":
-                fields["events"] = value  # plain tuples of numbers: JSON writes them as lists
+            if name == "Trace" and f.name == "events" and getattr(value, "columns", None) is not None \
+                    and getattr(value, "_pending", False):
+                fields["events"] = {"~ev": _encode(value.columns, buffers, depth + 1)}  # lanes' columns, as arrays
+            elif name == "Trace" and f.name == "events":
+                fields["events"] = value if type(value) is list else list(value)  # plain tuples of numbers: JSON writes them as lists
             else:
                 fields[f.name] = _encode(value, buffers, depth + 1)
         return {"~c": name, "f": fields}
@@ -229,7 +232,9 @@ def _rebuild(obj, arrays, depth):
     for key, value in fields.items():
         if key not in known:
             raise WireError(f"{cls.__name__} has no field {str(key)[:60]!r}")
-        if cls.__name__ == "Trace" and key == "events":
+        if cls.__name__ == "Trace" and key == "events" and type(value) is dict:
+            values[key] = _event_columns(_decode(value.get("~ev"), arrays, depth + 1))
+        elif cls.__name__ == "Trace" and key == "events":
             values[key] = _events(value)
         elif cls.__name__ == "Trace" and key == "uninit_used":
             values[key] = _uninit_used(_decode(value, arrays, depth + 1))
@@ -260,6 +265,31 @@ def _events(raw) -> list:
 
 
 _EVENT_INTS = (0, 1, 2, 6, 7)
+_COLUMNS = ("tid", "op", "aid", "flat", "line", "phase", "wphase")
+
+
+def _event_columns(cols):
+    """A lanes trace's events as columns (trace.LazyEvents): integer arrays of one length, and
+    values as a numeric array or a list of numbers."""
+    from ..trace import LazyEvents
+
+    if type(cols) is not dict or set(cols) != {*_COLUMNS, "value"}:
+        raise WireError("a trace's event columns are not the eight it has")
+    n = None
+    for key in _COLUMNS:
+        c = cols[key]
+        if not isinstance(c, np.ndarray) or c.ndim != 1 or c.dtype.kind not in "iu":
+            raise WireError(f"a trace's column {key!r} is not a row of integers")
+        n = len(c) if n is None else n
+        if len(c) != n:
+            raise WireError("a trace's event columns differ in length")
+    values = cols["value"]
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1 or values.dtype.kind not in "fiu" or len(values) != n:
+            raise WireError("a trace's values are not a row of numbers")
+    elif type(values) is not list or len(values) != n or not all(type(v) in (int, float) for v in values):
+        raise WireError("a trace's values are not a row of numbers")
+    return LazyEvents(cols)
 
 
 def _uninit_used(used):
