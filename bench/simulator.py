@@ -44,6 +44,7 @@ if ROOT not in sys.path:
 
 SEED = 20240601
 TARGET_OURS = 100.0  # x faster than Numba's simulator, median case
+TARGET_BIG = 50.0  # x faster than Numba's simulator, every case with a launch of 1,000 threads or more
 TARGET_CHECK_MS = 100.0  # sim-only full check of a classic puzzle
 
 MATMUL64 = '''\
@@ -154,7 +155,10 @@ def fresh_args(named):
 
 
 # -- workers ------------------------------------------------------------------------------------------
-def worker_ours(cases):
+def worker_ours(cases, lanes_on=True):
+    from tutor.engine.sim import lanes
+
+    lanes.ENABLED = lanes_on
     from tutor.engine.analysis import detect
     from tutor.engine.analysis.counters import count
     from tutor.engine.loading.sim_loader import load_for_sim
@@ -250,12 +254,21 @@ def run_worker(which, args):
         os.environ["NUMBA_ENABLE_CUDASIM"] = "1"  # before anything could import numba
     only = set(args.only.split(",")) if args.only else None
     cases = build_cases(only)
-    runners = worker_ours(cases) if which == "ours" else worker_numba(cases)
+    runners = worker_numba(cases) if which == "numba" else worker_ours(cases, lanes_on=which == "ours")
     results = {}
     for case, run_once in runners:
-        entry = {"launches": len(case.launches), "kind": case.kind}
+        entry = {"launches": len(case.launches), "kind": case.kind,
+                 "threads": max(math.prod(b) * math.prod(t) for _, b, t, *_ in case.launches)}
         try:
+            if which != "numba":
+                from tutor.engine.sim import lanes
+
+                lanes.TALLY.clear()
             warm, _, problems, *_ = run_once(check=True)  # warm-up, and is the output right?
+            if which == "ours":
+                ran = lanes.TALLY.pop("lanes", 0)
+                entry["lanes"] = ("yes" if not lanes.TALLY else f"{ran} of {ran + sum(lanes.TALLY.values())}") \
+                    if ran else "no: " + next(iter(lanes.TALLY))
         except Exception as e:  # noqa: BLE001 - a simulator that cannot run this case
             entry["error"] = _lacks(e) if which == "numba" else f"failed: {type(e).__name__}: {e}"
             results[case.name] = entry
@@ -370,7 +383,7 @@ def main(argv=None):
     p.add_argument("--only", help="comma-separated case names (puzzle ids, matmul64, map4096)")
     p.add_argument("--no-check", action="store_true", help="skip the warm-child check table")
     p.add_argument("--quick", action="store_true", help="smoke run: 1 round, short timings (not a figure)")
-    p.add_argument("--worker", choices=("ours", "numba"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("ours", "threads", "numba"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.quick:
         args.rounds, args.target, args.min_n, args.check_reps, args.fresh_reps = 1, 0.05, 1, 1, 1
@@ -380,8 +393,8 @@ def main(argv=None):
     t_start = time.perf_counter()
     per_round = []  # [{"ours": {...}, "numba": {...}}]
     for r in range(args.rounds):
-        order = ("ours", "numba") if r % 2 == 0 else ("numba", "ours")
-        print(f"round {r + 1}/{args.rounds}: {order[0]} then {order[1]}", file=sys.stderr, flush=True)
+        order = ("ours", "threads", "numba") if r % 2 == 0 else ("numba", "threads", "ours")
+        print(f"round {r + 1}/{args.rounds}: {', then '.join(order)}", file=sys.stderr, flush=True)
         got = {}
         for which in order:
             got[which] = spawn(which, args)
@@ -392,13 +405,18 @@ def main(argv=None):
     case_ratios = []
     round_ratios = [[] for _ in per_round]
     notes = []
+    big_ratios = []  # (case, ratio) for cases with a launch of 1,000 threads or more
     for name in names:
         ours = [rd["ours"][name] for rd in per_round]
         numba = [rd["numba"][name] for rd in per_round]
+        threads = [rd["threads"][name] for rd in per_round]
         launches = ours[0]["launches"]
+        lanes_note = ours[0].get("lanes", "")
+        threads_ms = statistics.median(t["ms"] for t in threads) if not any("error" in t for t in threads) else None
         if any("error" in o for o in ours):
-            rows.append((name, launches, "-", "-", "-", "-", "-", "", "", ours[0].get("error", "failed")))
+            rows.append((name, launches, "-", "-", "-", "-", "-", "-", "", "", "", ours[0].get("error", "failed")))
             continue
+        vs_threads = f"{threads_ms / statistics.median(o['ms'] for o in ours):.1f}x" if threads_ms else "-"
         ours_ms = statistics.median(o["ms"] for o in ours)
         detect_ms = statistics.median(o["detect_ms"] for o in ours)
         count_ms = statistics.median(o["count_ms"] for o in ours)
@@ -410,8 +428,9 @@ def main(argv=None):
                     notes.append(note)
         err = next((nb["error"] for nb in numba if "error" in nb), None)
         if err:
-            rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(count_ms), "-", "n/a", "",
-                         f"{min(ns)}-{max(ns)}/-", err))
+            rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(count_ms),
+                         fmt_ms(threads_ms) if threads_ms else "-", vs_threads, "-", "n/a", "",
+                         f"{min(ns)}-{max(ns)}/-", f"{lanes_note}; numba: {err}"))
             continue
         numba_ms = statistics.median(nb["ms"] for nb in numba)
         ratios = [nb["ms"] / o["ms"] for o, nb in zip(ours, numba)]
@@ -419,10 +438,14 @@ def main(argv=None):
             round_ratios[k].append(x)
         ratio = statistics.median(ratios)
         case_ratios.append(ratio)
+        if ours[0].get("threads", 0) >= 1000:
+            big_ratios.append((name, ratio))
         nn = [nb["n"] for nb in numba]
-        rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(count_ms), fmt_ms(numba_ms),
+        rows.append((name, launches, fmt_ms(ours_ms), fmt_ms(detect_ms), fmt_ms(count_ms),
+                     fmt_ms(threads_ms) if threads_ms else "-", vs_threads, fmt_ms(numba_ms),
                      f"{ratio:.0f}x",
-                     f"{min(ratios):.0f}-{max(ratios):.0f}x", f"{min(ns)}-{max(ns)}/{min(nn)}-{max(nn)}", ""))
+                     f"{min(ratios):.0f}-{max(ratios):.0f}x", f"{min(ns)}-{max(ns)}/{min(nn)}-{max(nn)}",
+                     lanes_note))
 
     print("ours (tracing simulator + detections; '(detect)' is the detections' share) vs Numba's simulator "
           "(NUMBA_ENABLE_CUDASIM=1); ratio = numba / ours, same round")
@@ -431,8 +454,12 @@ def main(argv=None):
           f"(all of its fixed configs, one launch each); '(count)': the memory counters every verdict now carries, "
           f"counted after the detections, on top of 'ours ms'")
     print()
-    print(table(["case", "launches", "ours ms", "(detect)", "(count)", "numba ms", "ratio", "ratio min-max",
-                 "N ours/numba", "note"], rows, "<>>>>>>><<"))
+    print("'threads ms': our simulator with the lanes off (every thread a greenlet, as before the lanes), "
+          "same detections, measured in the same round; 'vs threads' = threads / ours; 'as lanes': whether "
+          "the case's launches ran as lanes (sim/lanes.py), or why not")
+    print()
+    print(table(["case", "launches", "ours ms", "(detect)", "(count)", "threads ms", "vs threads", "numba ms",
+                 "ratio", "ratio min-max", "N ours/numba", "as lanes"], rows, "<>>>>>>>>><<"))
     print()
     if case_ratios:
         median_ratio = statistics.median(case_ratios)
@@ -442,6 +469,12 @@ def main(argv=None):
               f"{', '.join(f'{x:.0f}x' for x in round_medians)}; spread {min(round_medians):.0f}-"
               f"{max(round_medians):.0f}x)  target >= {TARGET_OURS:.0f}x: {verdict}")
         print(f"lowest case ratio: {min(case_ratios):.0f}x; highest: {max(case_ratios):.0f}x")
+        if big_ratios:
+            low = min(big_ratios, key=lambda b: b[1])
+            verdict = "met" if low[1] >= TARGET_BIG else "NOT met"
+            print(f"cases with a launch of 1,000 threads or more: {len(big_ratios)}; lowest ratio {low[1]:.0f}x "
+                  f"({low[0]}); target >= {TARGET_BIG:.0f}x on each: {verdict} "
+                  f"({', '.join(f'{n} {r:.0f}x' for n, r in big_ratios)})")
     skipped = [r[0] for r in rows if str(r[8]).startswith("n/a")]
     if skipped:
         print(f"left out of the median (cannot run on Numba's simulator): {', '.join(skipped)}")
