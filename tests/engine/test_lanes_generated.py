@@ -609,3 +609,500 @@ def test_the_generator_writes_what_it_promises():
     assert kinds[True] > SEEDS // 4 and kinds[False] > SEEDS // 4, kinds
     shapes = Counter(str(launch[2]) for seed in range(SEEDS) for launch in KernelGen(seed).launches)
     assert {"1", "5", "32", "33", "64", "(8, 4)", "(32, 2)"} <= set(shapes), shapes
+
+
+# -- hand-written attacks -------------------------------------------------------------------------------
+HEAD = "from numba import cuda\nimport numba\nimport math\n\n"
+
+
+def pair(body: str, threads=8, blocks=1, n=None, out=None, a=None):
+    """compare_source on one launch of `body` (after the imports): [(label, fallback, differences)]."""
+    per = threads if isinstance(threads, int) else threads[0] * threads[1]
+    n = blocks * per if n is None else n
+    out = np.zeros(n + 1, np.float32) if out is None else out
+    a = (np.arange(n, dtype=np.float32) * 0.5 - 1) if a is None else a
+    return compare_source(HEAD + textwrap.dedent(body), [("launch", blocks, threads, [("out", out), ("a", a), ("n", n)])])
+
+
+def same(body: str, lanes: bool | None = None, **launch):
+    """The two simulators agree; `lanes`: True where the lanes must have run, False where they must
+    have fallen back."""
+    [(_, fallback, found)] = pair(body, **launch)
+    assert not found, "\n".join(found)
+    if lanes is not None:
+        assert (fallback is None) == lanes, fallback
+
+
+TRICKY = {
+    "augassign order: a[i] += f(a[j])": (dict(), True, """
+        @cuda.jit(device=True)
+        def f(x):
+            return x * 2.0
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            out[i] += f(a[(i + 1) % n])
+            out[i] = out[i] + a[int(out[i] > 0)]
+        """),
+    "chained comparison with reads": (dict(a=np.array([0, 1, 2, 0, 5, 6, 1, 2], np.float32)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if a[i] < a[(i + 1) % n] < a[(i + 2) % n] != a[(i + 3) % n]:
+                out[i] = 1.0
+        """),
+    "short-circuit and guards an out-of-bounds read": (dict(threads=12, n=8), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if i < n and a[i] > 0:
+                out[i] = 1.0
+            x = i >= n or a[i]
+            if i < n:
+                out[i] += x
+        """),
+    "short-circuit or guards a negative index": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x - 2
+            if i < 0 or a[i] > 0:
+                out[i + 2] = 1.0
+        """),
+    "the loop variable after a break some lanes took": (dict(threads=16), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            for k in range(10):
+                if k >= i:
+                    break
+            out[i] = k
+        """),
+    "the loop variable after a loop some lanes never entered": (dict(), False, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            for k in range(i):
+                if k > 3:
+                    break
+            out[i] = k
+        """),
+    "a name set in one branch, read by all": (dict(), False, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if i % 2 == 0:
+                v = a[i]
+            out[i] = v
+        """),
+    "a name set in one branch, read under the same test": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if i % 2 == 0:
+                v = a[i]
+            if i % 2 == 0:
+                out[i] = v
+        """),
+    "a shared array declared in a branch every thread takes": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if n > 0:
+                s = cuda.shared.array(64, numba.float32)
+            s[i] = a[i]
+            cuda.syncthreads()
+            out[i] = s[(i + 1) % n]
+        """),
+    "a shared array declared in a loop, and in a device function called twice": (dict(), True, """
+        @cuda.jit(device=True)
+        def rotate(i, v):
+            s = cuda.shared.array(64, numba.float32)
+            s[i] = v
+            cuda.syncthreads()
+            r = s[(i + 1) % cuda.blockDim.x]
+            cuda.syncthreads()
+            return r
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            acc = rotate(i, rotate(i, a[i]) + 1.0)
+            for k in range(3):
+                s = cuda.shared.array(64, numba.float32)
+                s[i] = a[i] + k
+                cuda.syncthreads()
+                acc += s[(i + k) % n]
+                cuda.syncthreads()
+            out[i] = acc
+        """),
+    "two shared arrays, one 2-D": (dict(threads=64), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            s = cuda.shared.array(64, numba.float32)
+            q = cuda.shared.array((8, 8), numba.int32)
+            s[i] = a[i]
+            q[i // 8, i % 8] = i * 3
+            cuda.syncthreads()
+            out[i] = s[(i + 1) % n] + q[(i + 1) % 8, i // 8]
+        """),
+    "atomics on shared memory, their old values used": (dict(a=np.array([1, -1, 2, 3, -1, 1, 1, -5], np.float32)),
+                                                        True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            c = cuda.shared.array(4, numba.int32)
+            if i < 4:
+                c[i] = 5 * i
+            cuda.syncthreads()
+            if a[i] > 0:
+                k = cuda.atomic.add(c, 0, 1)
+                out[k] = i
+            x = cuda.atomic.inc(c, 1, 7) + cuda.atomic.dec(c, 2, 9) + cuda.atomic.exch(c, 3, i)
+            cuda.syncthreads()
+            out[8 - i] = x + c[0] * 100
+        """),
+    "atomics in two branches (the lanes would reorder them)": (dict(), False, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if i % 2 == 0:
+                x = cuda.atomic.add(out, 8, 1.0)
+            else:
+                x = cuda.atomic.add(out, 8, 10.0)
+            out[i] = x
+        """),
+    "int and float in one name": (dict(out=np.zeros(9, np.int32)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            x = i if i % 2 else 2.5
+            y = min(i, 3.5)
+            out[i] = (x // 2) * 10 + x % 3 + x / 2 + y
+        """),
+    "bools in arithmetic": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            b = i > 2
+            out[i] = (b + (i > 4)) * 2.5 - (~b) + abs(b) + -b + int(b) + float(i < 3) + (b ^ 1) + (b << 2)
+        """),
+    "int32 and uint8 stores that overflow": (dict(out=np.zeros(9, np.int32)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            out[i] = (i + 1) * 1000000000 + numba.uint8(i * 100 - 300) + numba.int16(i * 10000)
+            out[i] += 2147483000
+        """),
+    "NaN made in the kernel: comparisons, min/max, not, int stores": (dict(out=np.zeros(9, np.int32)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            big = (a[i] + 3.0) * 1e300 * 1e300
+            y = big - big if i % 2 else a[i]
+            z = 0.0
+            if y < 0 or y >= 0:
+                z = 1.0
+            else:
+                z = max(y, 2.0) + min(2.0, y)
+            z += (y != y) + (not y) + (y == y)
+            out[i] = z
+        """),
+    "statements over several lines": (dict(), True, """
+        @cuda.jit(device=True)
+        def f(x, y):
+            return x + y
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            x = (a[i] +
+                 a[(i + 1) % n]
+                 * 2.0)
+            if (i > 2 and
+                    a[(i + 2) % n] > 0):
+                out[
+                    i] += (x
+                           + f(a[i],
+                               a[(i + 3) % n]))
+            cuda.atomic.add(
+                out,
+                8,
+                a[
+                  i])
+        """),
+    "range() with negative steps, uniform and per thread": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            s = 0.0
+            for k in range(i, -1, -2):
+                s += a[k]
+            for k in range(5, i, -1):
+                s += k
+            for j in range(7, -3, -3):
+                if j < i:
+                    continue
+                s += j
+            out[i] = s + j
+        """),
+    "nested loops, break and continue at both levels": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            s = 0
+            for p in range(4):
+                if p == i % 3:
+                    continue
+                for q in range(5):
+                    if q > i:
+                        break
+                    if q == 2:
+                        continue
+                    s += p * 10 + q
+                if s > 40:
+                    break
+            out[i] = s + p * 1000 + q * 100
+        """),
+    "a while loop whose condition reads memory": (dict(a=np.array([1, 1, -1, 2, 3, -1, 1, 1], np.float32)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            k = i
+            while k < n and a[k] > 0:
+                k += 1
+            while True:
+                k += 1
+                if k * k > i + 20:
+                    break
+            out[i] = k
+        """),
+    "device functions: tuples, loops with returns, recursion, writes": (dict(), True, """
+        @cuda.jit(device=True)
+        def two(x):
+            if x % 2 == 0:
+                return x, x * 2.0
+            return x + 1, 0.5
+        @cuda.jit(device=True)
+        def find(arr, x, n):
+            for k in range(n):
+                if arr[k] > x:
+                    return k
+            return -1
+        @cuda.jit(device=True)
+        def depth(x):
+            if x <= 0:
+                return 0
+            return depth(x - 1) + 2
+        @cuda.jit(device=True)
+        def put(out, i, v):
+            if i % 2 == 0:
+                out[i] = v
+                return
+            out[i] = -v
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            p, q = two(i)
+            put(out, i, p + q + find(a, i * 0.3, n) + depth(i))
+        """),
+    "float // and % with negative operands, int // and % too": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            x = a[i]
+            out[i] = (x // 0.1) + (x % -0.3) * 7 + (-x) % 0.7 + (i - 4) // 3 + (i - 4) % -3
+        """),
+    "casts and maths": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            x = a[i] * 1000.0
+            out[i] = (numba.int8(x) + numba.uint8(x) * 1000 + numba.int32(-x) + numba.uint32(i - 3)
+                      + numba.boolean(i - 3) + math.floor(a[i]) + math.ceil(a[i] * 3) + math.fabs(a[i])
+                      + math.trunc(a[i]) + math.exp(a[i]) + math.sqrt(abs(a[i])) + numba.float32(a[i] * 0.1))
+        """),
+    "2-D block, 2-D output, cuda.grid(2)": (dict(threads=(4, 3), out=np.zeros((4, 3), np.float32)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            x, y = cuda.grid(2)
+            if x < out.shape[0] and y < out.shape[1]:
+                out[x, y] = x * 10 + y + cuda.threadIdx.z + cuda.blockDim.y
+        """),
+    "a for loop whose target is an array cell": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            for out[i] in range(i % 3 + 1):
+                pass
+        """),
+    "a device function's bare return, its result unused": (dict(), True, """
+        @cuda.jit(device=True)
+        def f(out, x):
+            if x % 2 == 0:
+                out[x] = 1.0
+                return
+            out[x] = 2.0
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            f(out, i)
+        """),
+    "a barrier after some lanes returned": (dict(), False, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            s = cuda.shared.array(64, numba.float32)
+            if i > 5:
+                return
+            s[i] = a[i]
+            cuda.syncthreads()
+            out[i] = s[(i + 1) % 6]
+        """),
+}
+
+
+@pytest.mark.parametrize("name", list(TRICKY))
+def test_tricky_kernels_give_the_same_trace(name):
+    launch, lanes, body = TRICKY[name]
+    same(body, lanes, **launch)
+
+
+# -- where the lanes differ (found by the attacks above): strict xfails, to flip once fixed -------------------
+def differs(body: str, **launch):
+    [(_, fallback, found)] = pair(body, **launch)
+    assert not found, f"lanes ran: {fallback is None}\n" + "\n".join(found)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: shared arrays declared in two branches are created in "
+                   "the order the lanes visit the branches (if-body first), not the order thread 0 reaches them")
+def test_shared_arrays_declared_in_two_branches():
+    # thread-by-thread: thread 0 takes the else first, so its array is made first (arrays, events' aids)
+    differs("""
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            if i > 0:
+                cuda.shared.array(8, numba.int32)[i] = 1
+            else:
+                cuda.shared.array(8, numba.float32)[i] = 2.0
+        """)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: a local name that no thread has set yet is looked up "
+                   "as a global (or builtin); Python raises UnboundLocalError")
+@pytest.mark.parametrize("body", [
+    """
+    K = 5
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        if i > 100:
+            K = 2
+        out[i] = K
+    """,
+    """
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        out[i] = min(i, 3)
+        min = 2
+    """,
+], ids=["global", "builtin"])
+def test_a_local_name_read_before_any_thread_set_it(body):
+    differs(body)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: a device function's bare `return` in some lanes, a value "
+                   "in others: the lanes give those lanes a value, Python gives None (a TypeError when stored)")
+def test_a_device_functions_bare_return_beside_a_value():
+    differs("""
+        @cuda.jit(device=True)
+        def f(x):
+            if x % 2 == 0:
+                return x
+            return
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            out[i] = f(i)
+        """, threads=2)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: a float ** uses numpy's power, which rounds otherwise than "
+                   "Python's pow (about 5% of values for ** 3, ** 1.5, 1.1 ** i)")
+@pytest.mark.parametrize("body, launch", [
+    ("""
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        out[i] = a[i] ** 3
+    """, dict(threads=1, a=np.array([0.31], np.float32), out=np.zeros(2, np.float64))),
+    ("""
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        out[i] = 1.1 ** i
+    """, dict(threads=8, out=np.zeros(9, np.float64))),
+], ids=["array-cubed", "scalar-to-the-lane"])
+def test_a_float_to_a_power(body, launch):
+    differs(body, **launch)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: an int64 result that wrapped around passes the 2**61 check "
+                   "(the check looks at the wrapped value; np.abs(-2**63) is negative); Python's ints do not wrap")
+@pytest.mark.parametrize("body, launch", [
+    ("""
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        x = (i + 1) * 4294967296
+        out[i] = x * 4294967296
+    """, dict(threads=2)),
+    ("""
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        out[i] = 2 ** (i + 63)
+    """, dict(threads=2)),
+    ("""
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        out[i] = abs(a[i]) // 2
+    """, dict(threads=1, a=np.array([-2 ** 63], np.int64))),
+], ids=["product", "power", "int64-min-negated"])
+def test_an_integer_that_wraps_past_int64(body, launch):
+    differs(body, **launch)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: ints past 2**53 meet floats through numpy's float64 "
+                   "(comparison, true division, float32 casts round twice or differently); Python is exact")
+@pytest.mark.parametrize("body", [
+    """
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        if i + 9007199254740993 == 9007199254740992.0:
+            out[i] = 1.0
+    """,
+    """
+    @cuda.jit
+    def kernel(out, a, n):
+        i = cuda.threadIdx.x
+        out[i] = (i + 9007199254740993) / 3 - 3002399751580331.0
+    """,
+], ids=["comparison", "true-division"])
+def test_an_integer_past_2_53_with_a_float(body):
+    differs(body, threads=1)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="lanes differ: a module-level numpy array in arithmetic is taken as one "
+                   "value per lane; thread by thread it is a whole array (a TypeError when stored)")
+def test_a_module_level_numpy_array_in_arithmetic():
+    differs("""
+        import numpy as np
+        G = np.arange(8) * 1.0
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            out[i] = G * 2.0 + i
+        """)
