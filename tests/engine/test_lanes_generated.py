@@ -529,6 +529,8 @@ class KernelGen:
             total = blocks * per
             n = max(1, total + r.randint(-6, 2))
             a = np.round(np.array([r.uniform(-4, 4) for _ in range(n)]), 2).astype(np.float32)
+            if r.random() < 0.1:  # a NaN or an infinity among the inputs
+                a[r.randrange(n)] = r.choice((np.nan, np.inf, -np.inf))
             dtype = np.int32 if self.out_int else np.float32
             named = [("out", np.zeros(n + 1, dtype=dtype)), ("a", a), ("n", n)]
             out.append((f"{blocks}x{threads} n={n}", blocks, threads, named))
@@ -1106,3 +1108,19 @@ def test_a_module_level_numpy_array_in_arithmetic():
             i = cuda.threadIdx.x
             out[i] = G * 2.0 + i
         """)
+
+
+def test_nan_inputs_are_not_a_difference():
+    """An input holding NaN: the arrays' initial values hold NaN on both sides (NaN != NaN, but the
+    same repr); atomic max and min skip it the same."""
+    same("""
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            c = cuda.shared.array(2, numba.float32)
+            if i == 0:
+                c[0] = -1e30
+                c[1] = 1e30
+            cuda.syncthreads()
+            out[i] = cuda.atomic.max(c, 0, a[i]) + cuda.atomic.min(c, 1, a[i]) + (a[i] != a[i])
+        """, True, a=np.array([1, np.nan, 3, -2, np.nan, 7, 0, 1], np.float32))
