@@ -267,8 +267,9 @@ def run_worker(which, args):
             warm, _, problems, *_ = run_once(check=True)  # warm-up, and is the output right?
             if which == "ours":
                 ran = lanes.TALLY.pop("lanes", 0)
+                why = next(iter(lanes.TALLY), f"blocks under {lanes.MIN_THREADS} threads")
                 entry["lanes"] = ("yes" if not lanes.TALLY else f"{ran} of {ran + sum(lanes.TALLY.values())}") \
-                    if ran else "no: " + next(iter(lanes.TALLY))
+                    if ran else f"no: {why}"
         except Exception as e:  # noqa: BLE001 - a simulator that cannot run this case
             entry["error"] = _lacks(e) if which == "numba" else f"failed: {type(e).__name__}: {e}"
             results[case.name] = entry

@@ -126,10 +126,12 @@ class LaneDim3:
 class Frame:
     """One function's run: its variables, and the lanes that have returned (with what)."""
 
-    __slots__ = ("vars", "partial", "dead", "ret", "version", "loops", "code_lines")
+    __slots__ = ("vars", "partial", "dead", "ret", "valued", "version", "loops", "code_lines", "local_names")
 
-    def __init__(self, n, code_lines=frozenset()):
+    def __init__(self, n, code_lines=frozenset(), local_names=frozenset()):
         self.code_lines = code_lines  # the lines of the function that hold instructions
+        self.local_names = local_names  # the names Python makes local to the function
+        self.valued = np.zeros(n, dtype=bool)  # the lanes that returned a value
         self.vars: dict = {}
         self.partial: dict = {}  # name -> lanes that hold it, for a name bound in some lanes only
         self.dead = np.zeros(n, dtype=bool)
@@ -379,7 +381,7 @@ class Lanes:
         self.chunks: list = []  # (lanes, op, aid, flats, values, line, phase)
         self.shared: dict = {}
         self.current_mask = None
-        frame = Frame(self.n, _code_lines(self.fn))
+        frame = Frame(self.n, _code_lines(self.fn), _local_names(self.tree))
         if self.lines is not None:
             self.lines.add(self.fn.__code__.co_firstlineno)
         params = self.tree.args.args
@@ -529,6 +531,7 @@ class Lanes:
             if st.value is not None:
                 value = self.expr(st.value, m, frame)
                 frame.ret = value if frame.ret is None else self.merge(frame.ret, value, m)
+                frame.valued = frame.valued | m
             frame.dead = frame.dead | m
             frame.version += 1
         elif kind is ast.AnnAssign:
@@ -740,6 +743,8 @@ class Lanes:
                     return ~self.truth(v, m)
                 return not v
             if op is ast.USub:
+                if isinstance(v, np.ndarray) and v.dtype.kind == "i" and (v[m] == np.iinfo(np.int64).min).any():
+                    raise Fallback("the negation of the smallest int64")
                 return -v if not isinstance(v, (bool, np.ndarray)) or not _is_bool(v) else -np.asarray(v, np.int64)
             if op is ast.UAdd:
                 return +v if not _is_bool(v) else np.asarray(v, np.int64) + 0
@@ -775,8 +780,13 @@ class Lanes:
     def lookup(self, name, m, frame):
         if name in frame.vars:
             return frame.vars[name]
+        if name in frame.local_names:
+            raise Fallback(f"`{name}` read before any thread set it (Python's UnboundLocalError)")
         if name in self.globals:
-            return self.globals[name]
+            value = self.globals[name]
+            if isinstance(value, np.ndarray):
+                raise Fallback(f"the module's array `{name}`")
+            return value
         if name in self.builtins:
             return self.builtins[name]
         raise Fallback(f"an unknown name `{name}`")
@@ -855,13 +865,13 @@ class Lanes:
             if (np.broadcast_to(zero, m.shape) & m).any():
                 raise Fallback("a division by zero")
         if kind is ast.Pow:
-            if ka in "iub" and kb in "iub":
-                if (np.broadcast_to(np.asarray(b) < 0, m.shape) & m).any():
-                    raise Fallback("an integer to a negative power")
-            else:
-                base, exp_ = np.broadcast_to(a, m.shape), np.broadcast_to(b, m.shape)
-                if ((base < 0) & (exp_ != np.trunc(exp_)) & m).any():
-                    raise Fallback("a negative number to a fractional power")
+            if ka == "f" or kb == "f":  # numpy's power rounds otherwise than Python's: Python's, lane by lane
+                return self.math(operator.pow, [a, b], m)
+            if (np.broadcast_to(np.asarray(b) < 0, m.shape) & m).any():
+                raise Fallback("an integer to a negative power")
+        ints = ka in "iub" and kb in "iub"
+        if (not ints or kind is ast.Div) and not (_exact(a, m) and _exact(b, m)):
+            raise Fallback("an integer past 2**53 met a float")
         if kind in (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift) and (ka == "f" or kb == "f"):
             raise Fallback("a bit operation on a float")
         if ka == "b" and kb == "b" and kind not in (ast.BitAnd, ast.BitOr, ast.BitXor):
@@ -872,15 +882,13 @@ class Lanes:
             shift = np.broadcast_to(np.asarray(b), m.shape)
             if ((shift < 0) | (shift > 62))[m].any():
                 raise Fallback("a shift the lanes do not model")
-        result = op(a, b)
-        if kind is ast.Pow and result.dtype.kind == "f":
-            if (np.isinf(result) & np.isfinite(np.broadcast_to(a, m.shape)) & m).any():
-                raise Fallback("an overflowing power")
-        if result.dtype.kind in "iu" and kind in (ast.Mult, ast.LShift, ast.Pow, ast.Add, ast.Sub):
-            big = np.abs(result[m]) if m.any() else result[:0]
-            if len(big) and big.max() >= 2 ** 61:
+        if ints and kind in (ast.Mult, ast.LShift, ast.Pow, ast.Add, ast.Sub):
+            # Python's ints never wrap, numpy's int64 do: the result's size, estimated in floats first
+            fa, fb = np.asarray(a, np.float64), np.asarray(b, np.float64)
+            est = fa * 2.0 ** fb if kind is ast.LShift else _BINOPS[kind](fa, fb)
+            if (np.abs(np.broadcast_to(est, m.shape))[m] >= 2.0 ** 61).any():
                 raise Fallback("an integer too large for the lanes")
-        return result
+        return op(a, b)
 
     def compare(self, node, m, frame):
         left = self.expr(node.left, m, frame)
@@ -891,6 +899,8 @@ class Lanes:
             f = _CMPOPS.get(type(op))
             if f is None or not (_is_number(left) and _is_number(right)):
                 raise Fallback("a comparison the lanes do not model")
+            if (_kind(left) == "f") != (_kind(right) == "f") and not (_exact(left, live) and _exact(right, live)):
+                raise Fallback("an integer past 2**53 compared with a float")
             now = f(left, right)
             result = now if result is None else (result & now)
             if len(node.ops) > 1:
@@ -950,6 +960,8 @@ class Lanes:
             if name == "gridsize":
                 return self.grid(args, True)
             if name == "_shared_array":
+                if not m.all():  # thread by thread, the first thread to reach one makes it: its order
+                    raise Fallback("a shared array made in a branch")
                 return self.shared_array(node, args)
             if name == "_local_array":
                 return self.local_array(args, m)
@@ -981,14 +993,14 @@ class Lanes:
         self._depth = depth + 1
         line = self.line
         try:
-            inner = Frame(self.n, _code_lines(f))
+            inner = Frame(self.n, _code_lines(f), _local_names(tree))
             if self.lines is not None:
                 self.lines.add(f.__code__.co_firstlineno)
             for p, a in zip(tree.args.args, args):
                 inner.vars[p.arg] = a
             self.body(tree.body, m, inner)
             ret = inner.ret
-            if ret is not None and not (inner.dead | ~m).all():
+            if ret is not None and (m & ~inner.valued).any():
                 raise Fallback("a device function that returns a value in some threads only")
             return ret
         finally:
@@ -1220,6 +1232,20 @@ class _Dim:
         raise Fallback(f"dim3.{attr}")
 
 
+def _local_names(tree) -> frozenset:
+    found = _LOCALS.get(tree)
+    if found is None:
+        names = {a.arg for a in tree.args.args}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+        found = _LOCALS[tree] = frozenset(names)
+    return found
+
+
+_LOCALS: dict = {}
+
+
 def _code_lines(fn) -> frozenset:
     found = _CODE_LINES.get(fn.__code__)
     if found is None:
@@ -1245,6 +1271,17 @@ def _lines_of(st, code_lines) -> list:
 _STATEMENT_LINES: dict = {}
 
 
+def _exact(v, m) -> bool:
+    """Whether an integer value is exact as a float64 in the lanes of m (|v| < 2**53), as
+    numpy's mixed arithmetic needs to agree with Python's exact ints."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind not in "iu":
+            return True
+        w = v[m]
+        return not ((w >= 2 ** 53) | (w <= -2 ** 53)).any()
+    return type(v) is not int or -2 ** 53 < v < 2 ** 53
+
+
 def _is_number(v) -> bool:
     return type(v) in (int, float, bool) or (isinstance(v, np.ndarray) and v.dtype.kind in "fiub")
 
@@ -1265,6 +1302,8 @@ def _cast(st: ScalarType, v, m):
         if not _is_number(v):
             raise Fallback("a cast of something other than a number")
         return st(v)
+    if name in ("float32", "float64") and not _exact(v, m):
+        raise Fallback("a float cast of an integer past 2**53")
     if name == "float32":
         return v.astype(np.float32).astype(np.float64)
     if name == "float64":
@@ -1309,6 +1348,8 @@ def _py_float(self, args, m):
     if len(args) != 1:
         raise Fallback("float() of several values")
     v = args[0]
+    if not _exact(v, m):
+        raise Fallback("float() of an integer past 2**53")
     return float(v) if not isinstance(v, np.ndarray) else v.astype(np.float64)
 
 
@@ -1318,6 +1359,8 @@ def _py_abs(self, args, m):
     v = args[0]
     if _is_bool(v):
         return abs(v) if not isinstance(v, np.ndarray) else v.astype(np.int64)
+    if isinstance(v, np.ndarray) and v.dtype.kind == "i" and (v[m] == np.iinfo(np.int64).min).any():
+        raise Fallback("abs() of the smallest int64")  # numpy's wraps; Python's ints do not
     return abs(v)
 
 
