@@ -948,6 +948,63 @@ TRICKY = {
             i = cuda.threadIdx.x
             f(out, i)
         """),
+    "barriers in a uniform if, and in a loop of per-thread but equal bounds": (dict(), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            s = cuda.shared.array(64, numba.float32)
+            m = i * 0 + 3
+            if n > 0:
+                s[i] = a[i]
+                cuda.syncthreads()
+            for k in range(m):
+                s[i] += k
+                cuda.syncthreads()
+                out[i] = s[(i + 1) % n]
+                cuda.syncthreads()
+        """),
+    "a whole block returns early, the others meet a barrier": (dict(blocks=3, threads=5), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            if cuda.blockIdx.x == 1:
+                return
+            s = cuda.shared.array(64, numba.float32)
+            s[cuda.threadIdx.x] = a[i]
+            cuda.syncthreads()
+            out[i] = s[(cuda.threadIdx.x + 1) % cuda.blockDim.x]
+        """),
+    "a 2-D block diverging on threadIdx.y around a 2-D shared array": (dict(threads=(8, 4)), True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            tx = cuda.threadIdx.x
+            ty = cuda.threadIdx.y
+            t = ty * cuda.blockDim.x + tx
+            s = cuda.shared.array((4, 8), numba.float32)
+            if ty % 2 == 0:
+                s[ty, tx] = a[t]
+            else:
+                s[ty, tx] = -a[t]
+            cuda.syncthreads()
+            out[t] = s[(ty + 1) % 4, (tx + 3) % 8] if tx > ty else s[ty, 0]
+        """),
+    "device calls with writes inside a ternary and and/or": (dict(), True, """
+        @cuda.jit(device=True)
+        def bump(out, j):
+            out[j] += 1.0
+            return j
+        @cuda.jit(device=True)
+        def g(x):
+            while True:
+                x += 3
+                if x > 10:
+                    return x
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.threadIdx.x
+            x = bump(out, i) if i % 2 else -bump(out, i)
+            y = i > 3 and bump(out, i) or g(i)
+        """),
     "a barrier after some lanes returned": (dict(), False, """
         @cuda.jit
         def kernel(out, a, n):
