@@ -353,8 +353,6 @@ class Lanes:
     def _timeout(self, exc):
         """The watchdog stopped the kernel while lanes ran: the thread-by-thread words for it, the
         thread being the first lane still running."""
-        from .launch import _fail_timeout_message
-
         launch = self.launch
         self._keep_events()
         launch.trace.barriers.extend(self.barriers)
@@ -362,7 +360,7 @@ class Lanes:
         lanes = np.flatnonzero(self.current_mask) if self.current_mask is not None else [0]
         lane = int(lanes[0]) if len(lanes) else 0
         thread = (int(self.tidx.x[lane]), int(self.tidx.y[lane]), int(self.tidx.z[lane]))[:launch.block_nd]
-        launch.failures.append(_fail_timeout_message(exc, block, thread, self.line))
+        launch.failures.append(launch.timeout_failure(exc, block, thread, self.line))
         base = self.block_base
         launch.trace.stopped[base + lane] = "stopped by an error"
         for other in range(self.n):
@@ -470,11 +468,8 @@ class Lanes:
     def record(self, mask, op, arr, flats, values, line):
         lanes = np.flatnonzero(mask)
         self.n_events += len(lanes)
-        if self.n_events > self.max_events:
-            from .launch import KernelTimeout
-
-            raise KernelTimeout(f"The kernel made more than {self.max_events:,} memory accesses, far more "
-                                "than this puzzle needs.")
+        if self.n_events > self.max_events:  # thread by thread, the watchdog words it
+            raise Fallback(f"more than {self.max_events:,} memory accesses")
         self.chunks.append((lanes, op, arr.aid, flats, values, line, self.phase))
 
     # -- statements ------------------------------------------------------------------------------
@@ -1057,8 +1052,6 @@ class Lanes:
         if isinstance(shape, np.ndarray) or (isinstance(shape, tuple) and any(isinstance(s, np.ndarray)
                                                                                for s in shape)):
             raise Fallback("a shared array's shape that differs between threads")
-        from .launch import _shape
-
         shape = _shape(shape)
         st = dtype_of(dtype)
         if st.np_dtype.name in ("bool", "uint64"):
@@ -1091,8 +1084,6 @@ class Lanes:
         if isinstance(shape, np.ndarray) or (isinstance(shape, tuple) and any(isinstance(s, np.ndarray)
                                                                                for s in shape)):
             raise Fallback("a local array's shape that differs between threads")
-        from .launch import _shape
-
         st = dtype_of(dtype)
         if st.is_int:
             raise Fallback("an integer local array")
@@ -1230,6 +1221,12 @@ class _Dim:
         if attr == "z":
             return self.v[2]
         raise Fallback(f"dim3.{attr}")
+
+
+def _shape(shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
 
 
 def _local_names(tree) -> frozenset:

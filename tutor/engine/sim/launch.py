@@ -706,6 +706,10 @@ class Launch:
         self._abandon(threads, "stopped: the launch ended early")
         raise StopLaunch
 
+    def timeout_failure(self, exc, block, thread, line) -> dict:
+        """The timeout failure of `thread` of `block` (lanes.py words it as this module does)."""
+        return _fail_timeout_message(exc, block, thread, line)
+
     def _fail_timeout(self, exc, t, line):
         if t is None:
             self.failures.append({"kind": "timeout", "message": exc.reason})
