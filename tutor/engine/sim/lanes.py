@@ -31,11 +31,19 @@ from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord, LazyEvents
 from .fakecuda import FakeCuda, FakeNumba, ScalarType, _nan_max, _nan_min, dtype_of
 from .simarray import _INT_RANGES
 
-# A block of fewer threads runs thread by thread: a statement's numpy calls cost more than the
-# few Python calls they replace (a block of 8 threads is about 4 times faster thread by thread).
-MIN_THREADS = 32
+# A launch whose blocks, grouped, hold fewer threads runs thread by thread: a statement's numpy
+# calls cost more than the few Python calls they replace (40 threads run twice as fast so).
+MIN_THREADS = 128
+BLOCK_MIN_THREADS = 32  # the same for a block run alone, where its group could not run together
+GROUP_LANES = 2048  # blocks run together, up to this many threads: numpy's cost per call is shared by more
+PLACEHOLDER = 1 << 20  # a shared array's id until its group ends (Lanes._name_shared)
 ENABLED = True  # tests turn it off (or MIN_THREADS to 1) to compare the two simulators
 TALLY: Counter = Counter()  # launches run as lanes ("lanes"), and each fallback's reason: for tests and bench
+
+
+def worth_it(tpb: int, blocks: int) -> bool:
+    """Whether a launch runs faster as lanes: a group of blocks holds MIN_THREADS lanes or more."""
+    return tpb * max(1, min(blocks, GROUP_LANES // tpb)) >= MIN_THREADS
 
 
 class Fallback(Exception):
@@ -55,7 +63,7 @@ class LaneArray:
     Python floats and ints), C-ordered, with which cells were ever written (shared memory)."""
 
     __slots__ = ("data", "shape", "strides", "aid", "is_int", "lo", "hi", "written", "space", "sim",
-                 "dtype", "readonly")
+                 "dtype", "readonly", "block_size", "aids")
 
     def __init__(self, data, shape, aid, is_int, dtype, space, written=None, sim=None, readonly=False):
         self.data, self.shape, self.aid, self.is_int, self.dtype = data, tuple(shape), aid, is_int, dtype
@@ -66,6 +74,9 @@ class LaneArray:
         self.strides = tuple(reversed(strides))
         self.lo, self.hi = _INT_RANGES.get(dtype, (None, None)) if is_int else (None, None)
         self.written, self.space, self.sim, self.readonly = written, space, sim, readonly
+        # a shared array of a group of blocks: each block's cells, one after the other, and each
+        # block's array id (a placeholder until the group ends: see Lanes._name_shared)
+        self.block_size, self.aids = 0, None
 
     def coerce(self, value, n):
         """What a store keeps: SimArray._coerce, lane by lane."""
@@ -239,21 +250,7 @@ class Lanes:
         self.builtins = builtins if isinstance(builtins, dict) else vars(builtins)
         self.cuda = launch.cuda
         bx, by, bz = launch.block
-        self.n = n = bx * by * bz
-        lin = np.arange(n, dtype=np.int64)
-        self.lin = lin
-        self.tidx = LaneDim3(lin % bx, (lin // bx) % by, lin // (bx * by))
-        self.all = np.ones(n, dtype=bool)
-        self.none = np.zeros(n, dtype=bool)
-        self.args = []
-        self.globals_arrays = []
-        for arg in launch.args:
-            if hasattr(arg, "aid") and hasattr(arg, "data"):
-                self.args.append(self._from_sim(arg))
-            elif isinstance(arg, (int, float, bool)):
-                self.args.append(arg)
-            else:
-                raise Fallback(f"an argument of type {type(arg).__name__}")
+        self.tpb = bx * by * bz
         self.max_events = launch.max_events
         self.n_events = 0
         self.line = tree.lineno
@@ -261,6 +258,32 @@ class Lanes:
         self.atomic_names = {id(getattr(self.cuda.atomic, name)): name for name in
                              ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "inc", "dec", "and_", "or_",
                               "xor")}
+
+    def _setup(self, blocks: int):
+        """Lanes for `blocks` blocks at once: block k's threads are lanes k * tpb to (k + 1) * tpb."""
+        bx, by, _ = self.launch.block
+        tpb = self.tpb
+        self.B = blocks
+        self.n = n = tpb * blocks
+        lin = np.tile(np.arange(tpb, dtype=np.int64), blocks)
+        self.lin = lin
+        self.blk = np.repeat(np.arange(blocks, dtype=np.int64), tpb)
+        self.tidx = LaneDim3(lin % bx, (lin // bx) % by, lin // (bx * by))
+        self.all = np.ones(n, dtype=bool)
+        self.none = np.zeros(n, dtype=bool)
+
+    def _load_args(self):
+        """The launch's arguments as lanes see them: copies, so that a run that falls back leaves
+        the launch's own arrays as they were."""
+        self.args = []
+        self.globals_arrays = []
+        for arg in self.launch.args:
+            if hasattr(arg, "aid") and hasattr(arg, "data"):
+                self.args.append(self._from_sim(arg))
+            elif isinstance(arg, (int, float, bool)):
+                self.args.append(arg)
+            else:
+                raise Fallback(f"an argument of type {type(arg).__name__}")
 
     def _from_sim(self, sim) -> LaneArray:
         if sim.offset != 0 or sim.dtype in ("bool", "uint64") or sim.readonly or sim.quiet:
@@ -286,20 +309,37 @@ class Lanes:
 
     # -- launch ------------------------------------------------------------------------------
     def run(self):
+        """Groups of blocks as one set of lanes (the blocks of a group run at once, which is the
+        same as one after the other wherever no cell's reads would see other writes: _check_order);
+        where a group cannot, block by block; where a block cannot, Fallback."""
+        launch = self.launch
+        group = max(1, min(launch.blocks_total, GROUP_LANES // self.tpb))
+        if group > 1:
+            try:
+                self._run_all(group)
+                return
+            except Fallback as e:
+                TALLY[f"blocks one by one: {e}"] += 1
+                if self.tpb < BLOCK_MIN_THREADS:
+                    raise  # one small block at a time is faster thread by thread
+        self._run_all(1)
+
+    def _run_all(self, group: int):
         launch = self.launch
         trace = launch.trace
         n_arrays = len(trace.arrays)
-        self.block_events: list = []  # per block run: the events, in order
+        self._load_args()
+        self.block_events: list = []  # per group run: the events, in order
         self.barriers: list = []
+        self.n_events = 0
         try:
             if launch.sample is None:
                 gx, gy, gz = launch.grid
-                for z in range(gz):
-                    for y in range(gy):
-                        for x in range(gx):
-                            self.run_block((x, y, z))
+                every = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+                for k in range(0, len(every), group):
+                    self.run_group(every[k:k + group])
             else:
-                self._run_sample()
+                self._run_sample(group)
         except Fallback:
             del trace.arrays[n_arrays:]
             launch._shared = {}
@@ -334,7 +374,7 @@ class Lanes:
         cols["wphase"] = np.zeros(len(cols["tid"]), dtype=np.int64)
         self.launch.trace.events = self.launch.events = LazyEvents(cols)
 
-    def _run_sample(self):
+    def _run_sample(self, group: int):
         import time
 
         launch = self.launch
@@ -342,11 +382,12 @@ class Lanes:
         order = sample.order(launch.grid)
         until = None if sample.seconds is None else time.monotonic() + sample.seconds
         launch.ran_blocks = []
-        for k, bpos in enumerate(order):
+        for k in range(0, len(order), group):
             if until is not None and k >= sample.least and time.monotonic() > until:
                 break
-            self.run_block(bpos)
-            launch.ran_blocks.append(bpos)
+            blocks = order[k:k + group]
+            self.run_group(blocks)
+            launch.ran_blocks += blocks
         if len(launch.ran_blocks) == launch.blocks_total:
             launch.ran_blocks = None
 
@@ -356,28 +397,35 @@ class Lanes:
         launch = self.launch
         self._keep_events()
         launch.trace.barriers.extend(self.barriers)
-        block = launch.block_pos[:launch.grid_nd]
         lanes = np.flatnonzero(self.current_mask) if self.current_mask is not None else [0]
         lane = int(lanes[0]) if len(lanes) else 0
+        block = self.group[lane // self.tpb][:launch.grid_nd]
         thread = (int(self.tidx.x[lane]), int(self.tidx.y[lane]), int(self.tidx.z[lane]))[:launch.block_nd]
         launch.failures.append(launch.timeout_failure(exc, block, thread, self.line))
-        base = self.block_base
-        launch.trace.stopped[base + lane] = "stopped by an error"
-        for other in range(self.n):
-            if other != lane:
-                launch.trace.stopped.setdefault(base + other, "stopped: the launch ended early")
+        tids = (self.block_bases[self.blk] + self.lin).tolist()
+        launch.trace.stopped[tids[lane]] = "stopped by an error"
+        for other in tids:
+            launch.trace.stopped.setdefault(other, "stopped: the launch ended early")
 
     # -- a block ---------------------------------------------------------------------------------
-    def run_block(self, bpos):
+    def run_group(self, blocks: list):
         launch = self.launch
-        launch.block_pos = bpos
+        if getattr(self, "B", None) != len(blocks):
+            self._setup(len(blocks))
+        launch.block_pos = blocks[0]
         launch._shared = {}
-        self.bidx = bpos
+        self.group = blocks
+        if len(blocks) == 1:
+            self.bidx = blocks[0]
+        else:  # each lane's own block
+            self.bidx = tuple(np.repeat(np.array([b[d] for b in blocks], dtype=np.int64), self.tpb) for d in range(3))
         gx, gy, _ = launch.grid
-        self.block_base = (bpos[0] + bpos[1] * gx + bpos[2] * gx * gy) * self.n
-        self.phase = 0
+        self.block_bases = np.array([(b[0] + b[1] * gx + b[2] * gx * gy) * self.tpb for b in blocks], dtype=np.int64)
+        self.phases = np.zeros(len(blocks), dtype=np.int64)  # each block's barriers passed
         self.chunks: list = []  # (lanes, op, aid, flats, values, line, phase)
         self.shared: dict = {}
+        self.allocs: list = []  # the group's shared arrays, in the order they were made
+        self.group_barriers: list = [[] for _ in blocks]  # per block: (phase, line) of each barrier it passed
         self.current_mask = None
         frame = Frame(self.n, _code_lines(self.fn), _local_names(self.tree))
         if self.lines is not None:
@@ -394,30 +442,69 @@ class Lanes:
             raise
         except BaseException as e:
             if type(e).__name__ == "KernelTimeout":
+                self._name_shared()
                 self.block_events.append(self._ordered())
                 raise KernelTimeoutInLanes(e) from None
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
             raise Fallback(f"{type(e).__name__}: {e}") from None
         self._check_order()
+        self._name_shared()
         self.block_events.append(self._ordered())
+        for k, b in enumerate(blocks):  # block by block, as they would have run
+            for phase, line in self.group_barriers[k]:
+                self.barriers.append(BarrierRecord(b[:launch.grid_nd], phase, line, "syncthreads"))
+
+    def _name_shared(self):
+        """The group's shared arrays get their ids as the thread-by-thread run gives them: block
+        after block, each block's in the order its threads made them; the events' placeholders
+        become those ids."""
+        launch = self.launch
+        self.remap = {}
+        for k, b in enumerate(self.group):
+            launch.block_pos = b
+            launch._shared = {}
+            for (shape, st, line, dynamic), la in self.allocs:
+                sim = launch._dynamic_shared(st, line) if dynamic else \
+                    launch._new_array(shape, st, SHARED, line, block=b[:launch.grid_nd])
+                self.remap[int(la.aids[k])] = sim.aid
+
+    def _columns(self, chunks, key):
+        """One field of every chunk, an entry per access (aid and phase may be one per lane)."""
+        if key in (2, 6) and any(np.ndim(c[key]) for c in chunks):
+            return np.concatenate([np.broadcast_to(np.asarray(c[key], dtype=np.int64), (len(c[0]),)) for c in chunks])
+        return np.repeat(np.array([c[key] for c in chunks], dtype=np.int64), [len(c[0]) for c in chunks])
+
+    def _thread_order(self, lanes, phases):
+        """Each access's place in the thread-by-thread run: block by block, then phase by phase,
+        then thread by thread (ties: program order, kept by a stable sort)."""
+        span = int(phases.max()) + 1 if len(phases) else 1
+        return ((lanes // self.tpb) * span + phases) * self.tpb + lanes % self.tpb
 
     def _ordered(self) -> dict | None:
-        """The block's events as columns, in the order the thread-by-thread simulator makes them:
-        phase by phase, thread by thread, each thread's in its program order."""
+        """The group's events as columns, in the order the thread-by-thread simulator makes them:
+        block by block, phase by phase, thread by thread, each thread's in its program order."""
         chunks = self.chunks
         if not chunks:
             return None
-        sizes = [len(c[0]) for c in chunks]
         lanes = np.concatenate([c[0] for c in chunks])
-        phases = np.repeat(np.array([c[6] for c in chunks], dtype=np.int64), sizes)
-        order = np.argsort(phases * self.n + lanes, kind="stable")
+        phases = self._columns(chunks, 6)
+        order = np.argsort(self._thread_order(lanes, phases), kind="stable")
+        aids = self._columns(chunks, 2)
+        if self.remap:
+            placeholder = aids >= PLACEHOLDER
+            if placeholder.any():
+                table = np.zeros(max(self.remap) - PLACEHOLDER + 1, dtype=np.int64)
+                for temp, real in self.remap.items():
+                    table[temp - PLACEHOLDER] = real
+                aids = np.where(placeholder, table[np.where(placeholder, aids - PLACEHOLDER, 0)], aids)
+        lanes = lanes[order]
         cols = {
-            "tid": lanes[order] + self.block_base,
-            "op": np.repeat(np.array([c[1] for c in chunks], dtype=np.int64), sizes)[order],
-            "aid": np.repeat(np.array([c[2] for c in chunks], dtype=np.int64), sizes)[order],
+            "tid": self.block_bases[lanes // self.tpb] + lanes % self.tpb,
+            "op": self._columns(chunks, 1)[order],
+            "aid": aids[order],
             "flat": np.concatenate([c[3] for c in chunks])[order],
-            "line": np.repeat(np.array([c[5] for c in chunks], dtype=np.int64), sizes)[order],
+            "line": self._columns(chunks, 5)[order],
             "phase": phases[order],
         }
         kinds = {c[4].dtype.kind for c in chunks}
@@ -431,46 +518,36 @@ class Lanes:
         return cols
 
     def _check_order(self):
-        """Raise Fallback where the order threads run in could change a value: a cell that two
-        threads touch in one phase, one of them writing (the thread-by-thread run would give the
-        race its verdict), or that several threads update atomically, one of them more than once."""
-        chunks = [c for c in self.chunks]
+        """Raise Fallback where the order threads run in could change a value: a cell that some
+        thread writes (or updates atomically), where an access would come after another number of
+        its writes in the thread-by-thread order (block by block, phase by phase, thread by thread)
+        than in the lanes'. Where none does, every read sees the same write and the writes land in
+        the same order, so a race the lanes ran is the same race, with the same values, for the
+        detectors."""
+        chunks = self.chunks
+        written = {int(a) for c in chunks if c[1] != READ for a in np.unique(c[2])}
+        chunks = [c for c in chunks if (int(c[2]) in written if np.ndim(c[2]) == 0 else True)]
         if not chunks:
             return
+        sizes = [len(c[0]) for c in chunks]
         lanes = np.concatenate([c[0] for c in chunks])
-        cells = np.concatenate([c[3] + (c[2] << 40) for c in chunks])
-        phases = np.concatenate([np.full(len(c[0]), c[6], dtype=np.int64) for c in chunks])
-        ops = np.concatenate([np.full(len(c[0]), c[1], dtype=np.int8) for c in chunks])
-        order = np.lexsort((lanes, phases, cells))  # stable: a thread's accesses stay in program order
-        c, p, t, o = cells[order], phases[order], lanes[order], ops[order]
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = (c[1:] != c[:-1]) | (p[1:] != p[:-1])
-        starts = np.flatnonzero(new)
-        tchange = np.zeros(len(order), dtype=np.int64)
-        tchange[1:] = (t[1:] != t[:-1]) & ~new[1:]
-        shared_by = np.add.reduceat(tchange, starts) > 0
-        if not shared_by.any():
-            return
-        writes = np.add.reduceat((o == WRITE).astype(np.int64), starts)
-        reads = np.add.reduceat((o == READ).astype(np.int64), starts)
-        atomics = np.add.reduceat((o == ATOMIC).astype(np.int64), starts)
-        sizes = np.diff(np.append(starts, len(order)))
-        for g in np.flatnonzero(shared_by):
-            if writes[g]:
-                raise Fallback("two threads touch one cell in one phase, one writing")
-            if atomics[g]:
-                # one atomic per thread, made in thread order, as the thread-by-thread run makes them
-                seq = order[starts[g]:starts[g] + sizes[g]]
-                if reads[g] or atomics[g] != tchange[starts[g]:starts[g] + sizes[g]].sum() + 1 \
-                        or (np.diff(seq) < 0).any():
-                    raise Fallback("atomics whose order the lanes would change")
+        cells = np.concatenate([c[3] for c in chunks]) + (self._columns(chunks, 2) << 40)
+        phases = self._columns(chunks, 6)
+        writes = np.repeat(np.array([c[1] != READ for c in chunks]), sizes)
+        seq = np.arange(len(lanes))
+        as_threads = _writes_before(np.lexsort((seq, self._thread_order(lanes, phases), cells)), cells, writes)
+        as_lanes = _writes_before(np.lexsort((seq, cells)), cells, writes)
+        if (as_threads != as_lanes).any():
+            raise Fallback("a cell whose reads would see other writes, thread by thread")
 
     def record(self, mask, op, arr, flats, values, line):
         lanes = np.flatnonzero(mask)
         self.n_events += len(lanes)
         if self.n_events > self.max_events:  # thread by thread, the watchdog words it
             raise Fallback(f"more than {self.max_events:,} memory accesses")
-        self.chunks.append((lanes, op, arr.aid, flats, values, line, self.phase))
+        aid = arr.aid if arr.aids is None else arr.aids[self.blk[lanes]]
+        phase = self.phases[0] if self.B == 1 else self.phases[self.blk[lanes]]
+        self.chunks.append((lanes, op, aid, flats, values, line, phase))
 
     # -- statements ------------------------------------------------------------------------------
     def body(self, stmts, mask, frame):
@@ -791,7 +868,7 @@ class Lanes:
             if attr == "threadIdx":
                 return self.tidx
             if attr == "blockIdx":
-                return _Dim(self.bidx)
+                return _Dim(self.bidx) if self.B == 1 else LaneDim3(*self.bidx)
             if attr == "blockDim":
                 return _Dim(self.launch.block)
             if attr == "gridDim":
@@ -1035,14 +1112,20 @@ class Lanes:
         return dims[0] if nd == 1 else tuple(dims[:nd])
 
     def barrier(self, m, frame, line):
+        """Each block whose threads all reach it passes it (its own phase); a block some of whose
+        threads are elsewhere, or finished, is for the thread-by-thread run to judge."""
         if not m.all():
-            raise Fallback("a barrier that not every thread reaches together")
-        launch = self.launch
-        self.barriers.append(BarrierRecord(launch.block_pos[:launch.grid_nd], self.phase, line, "syncthreads"))
-        self.phase += 1
+            by_block = m.reshape(self.B, self.tpb)
+            if (by_block.any(axis=1) & ~by_block.all(axis=1)).any():
+                raise Fallback("a barrier that not every thread of a block reaches together")
+        for k in np.flatnonzero(m.reshape(self.B, self.tpb).any(axis=1)).tolist():
+            self.group_barriers[k].append((int(self.phases[k]), line))
+            self.phases[k] += 1
         return None
 
     def shared_array(self, node, args):
+        """A shared array per block of the group, made where the kernel makes it; its ids are given
+        when the group ends (_name_shared), as the thread-by-thread run would give them."""
         if len(args) != 2:
             raise Fallback("cuda.shared.array with other arguments")
         found = self.shared.get(node)
@@ -1056,25 +1139,27 @@ class Lanes:
         st = dtype_of(dtype)
         if st.np_dtype.name in ("bool", "uint64"):
             raise Fallback("a shared array of bool or uint64")
-        launch = self.launch
-        if shape == (0,):
-            sim = launch._dynamic_shared(st, node.lineno)
-            key = "dynamic"
-        else:
-            sim = launch._new_array(shape, st, SHARED, node.lineno, block=launch.block_pos[:launch.grid_nd])
-            key = node
-        existing = self.shared.get(key)
-        if existing is not None and existing.aid == sim.aid:
-            self.shared[node] = existing
-            return existing
+        dynamic = shape == (0,)
+        if dynamic:
+            found = self.shared.get("dynamic")
+            if found is not None:
+                if found.dtype != st.np_dtype.name:
+                    raise Fallback("dynamic shared memory seen as two types")
+                self.shared[node] = found
+                return found
+            shape = (self.launch.shared_bytes // st.np_dtype.itemsize,)
         size = 1
-        for s in sim.shape:
-            size *= s
-        la = LaneArray(np.zeros(size, dtype=np.int64 if st.is_int else np.float64), sim.shape, sim.aid, st.is_int,
-                       st.np_dtype.name, SHARED, written=np.zeros(size, dtype=bool))
+        for n in shape:
+            size *= n
+        k = len(self.allocs)
+        la = LaneArray(np.zeros(size * self.B, dtype=np.int64 if st.is_int else np.float64), shape, None, st.is_int,
+                       st.np_dtype.name, SHARED, written=np.zeros(size * self.B, dtype=bool))
+        la.block_size = size
+        la.aids = PLACEHOLDER + k * self.B + np.arange(self.B, dtype=np.int64)
+        self.allocs.append(((shape, st, node.lineno, dynamic), la))
         self.shared[node] = la
-        if key == "dynamic":
-            self.shared[key] = la
+        if dynamic:
+            self.shared["dynamic"] = la
         return la
 
     def local_array(self, args, m):
@@ -1115,14 +1200,15 @@ class Lanes:
             raise Fallback("an atomic with other arguments")
         arr, idx, val = args
         flats = self.flat_index(arr, idx, m)
-        if arr.written is not None and not arr.written[flats].all():
+        cells = self.storage(arr, flats, m)
+        if arr.written is not None and not arr.written[cells].all():
             raise Fallback("an atomic on unwritten memory")
         update = _ATOMIC_UPDATES[name]
         lanes = np.flatnonzero(m)
         vals = np.broadcast_to(val, (self.n,))[lanes].tolist() if isinstance(val, np.ndarray) else [val] * len(lanes)
         data = arr.data
         olds, news = [], []
-        for f, v in zip(flats.tolist(), vals):
+        for f, v in zip(cells.tolist(), vals):
             old = data[f].item()
             new = arr.coerce(update(old, v), 1)[0]
             data[f] = new
@@ -1176,9 +1262,10 @@ class Lanes:
             out = np.zeros(self.n, dtype=np.float64)
             out[lanes] = arr.data[lanes, flat]
             return out
-        if arr.written is not None and not arr.written[flats].all():
+        cells = self.storage(arr, flats, m)
+        if arr.written is not None and not arr.written[cells].all():
             raise Fallback("a read of memory nobody wrote")
-        values = arr.data[flats]
+        values = arr.data[cells]
         self.record(m, READ, arr, flats, values, line)
         out = np.zeros(self.n, dtype=values.dtype)
         out[m] = values
@@ -1197,12 +1284,17 @@ class Lanes:
         if not _is_number(value):
             raise Fallback("a store of something other than a number")
         v = arr.coerce(value, self.n)[m]
-        if len(flats) > 1 and len(np.unique(flats)) != len(flats):
+        cells = self.storage(arr, flats, m)
+        if len(cells) > 1 and len(np.unique(cells)) != len(cells):
             raise Fallback("threads writing one cell at once")
-        arr.data[flats] = v
+        arr.data[cells] = v
         if arr.written is not None:
-            arr.written[flats] = True
+            arr.written[cells] = True
         self.record(m, WRITE, arr, flats, v, line)
+
+    def storage(self, arr, flats, m):
+        """Where the active lanes' cells are held: a group's shared array holds each block's apart."""
+        return flats + self.blk[m] * arr.block_size if arr.block_size else flats
 
 
 class _Dim:
@@ -1221,6 +1313,20 @@ class _Dim:
         if attr == "z":
             return self.v[2]
         raise Fallback(f"dim3.{attr}")
+
+
+def _writes_before(order, cells, writes):
+    """For each access (by position), how many writes to its cell came before it in `order`:
+    where two orders agree on it for every access, every read sees the same write."""
+    c, w = cells[order], writes[order].astype(np.int64)
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = c[1:] != c[:-1]
+    before = np.cumsum(w) - w
+    starts = np.flatnonzero(new)
+    before -= np.repeat(before[starts], np.diff(np.append(starts, len(order))))
+    out = np.empty(len(order), dtype=np.int64)
+    out[order] = before
+    return out
 
 
 def _shape(shape) -> tuple:

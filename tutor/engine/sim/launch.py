@@ -342,7 +342,7 @@ class Launch:
         from . import lanes
 
         self.lanes_fallback = None
-        if not lanes.ENABLED or self.block[0] * self.block[1] * self.block[2] < lanes.MIN_THREADS:
+        if not lanes.ENABLED or not lanes.worth_it(self.block[0] * self.block[1] * self.block[2], self.blocks_total):
             self.lanes_fallback = "off" if not lanes.ENABLED else "few threads"
             return False
         try:
