@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 from collections import Counter
 import operator
 import sys
@@ -35,9 +36,14 @@ from .simarray import _INT_RANGES
 # calls cost more than the few Python calls they replace (40 threads run twice as fast so).
 MIN_THREADS = 128
 BLOCK_MIN_THREADS = 32  # the same for a block run alone, where its group could not run together
+# A launch whose statements find fewer threads at work than this, on average over 4,096 of them, goes
+# thread by thread (a row per thread over a few rows: a numpy call per step for four or five lanes)
+FEW_ACTIVE = 16
 GROUP_LANES = 2048  # blocks run together, up to this many threads: numpy's cost per call is shared by more
 PLACEHOLDER = 1 << 20  # a shared array's id until its group ends (Lanes._name_shared)
-ENABLED = True  # tests turn it off (or MIN_THREADS to 1) to compare the two simulators
+# Off with TUTOR_SIM_LANES=0 (benchmarks time a baseline so); tests turn it off, or MIN_THREADS to 1,
+# to compare the two simulators
+ENABLED = os.environ.get("TUTOR_SIM_LANES", "1") != "0"
 TALLY: Counter = Counter()  # launches run as lanes ("lanes"), and each fallback's reason: for tests and bench
 
 
@@ -48,6 +54,10 @@ def worth_it(tpb: int, blocks: int) -> bool:
 
 class Fallback(Exception):
     """This launch runs thread by thread: the reason says why (for tests and benchmarks)."""
+
+
+class OrderFallback(Fallback):
+    """Reads that would see other writes in the lanes' order: blocks run one by one may still agree."""
 
 
 class KernelTimeoutInLanes(Exception):
@@ -158,9 +168,10 @@ _ALLOWED = (
     ast.Load, ast.Store, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.keyword, ast.Index
     if hasattr(ast, "Index") else ast.Load,
 )
-_NOT_MODELLED_CUDA = {"const", "syncwarp", "shfl_sync", "shfl_up_sync", "shfl_down_sync",
-                      "shfl_xor_sync", "all_sync", "any_sync", "ballot_sync", "activemask", "lanemask_lt",
-                      "syncthreads_count", "syncthreads_and", "syncthreads_or", "popc", "clz",
+_WARP_OPS = {"syncwarp": "syncwarp", "shfl_sync": "shfl", "shfl_up_sync": "shfl_up", "shfl_down_sync": "shfl_down",
+             "shfl_xor_sync": "shfl_xor", "all_sync": "all", "any_sync": "any", "ballot_sync": "ballot",
+             "activemask": "activemask"}
+_NOT_MODELLED_CUDA = {"const", "syncthreads_count", "syncthreads_and", "syncthreads_or", "popc", "clz",
                       "ffs", "brev", "fma", "cbrt", "selp"}
 
 
@@ -318,7 +329,7 @@ class Lanes:
             try:
                 self._run_all(group)
                 return
-            except Fallback as e:
+            except OrderFallback as e:  # blocks that meet in global memory: one after the other, then
                 TALLY[f"blocks one by one: {e}"] += 1
                 if self.tpb < BLOCK_MIN_THREADS:
                     raise  # one small block at a time is faster thread by thread
@@ -332,6 +343,7 @@ class Lanes:
         self.block_events: list = []  # per group run: the events, in order
         self.barriers: list = []
         self.n_events = 0
+        self.steps = self.busy = 0  # statements run, and the lanes at work in them
         try:
             if launch.sample is None:
                 gx, gy, gz = launch.grid
@@ -371,7 +383,8 @@ class Lanes:
             cols["value"] = np.concatenate(values)
         else:
             cols["value"] = [x for v in values for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
-        cols["wphase"] = np.zeros(len(cols["tid"]), dtype=np.int64)
+        cols["wphase"] = np.concatenate([b["wphase"] if "wphase" in b else np.zeros(len(b["tid"]), dtype=np.int64)
+                                         for b in blocks])
         self.launch.trace.events = self.launch.events = LazyEvents(cols)
 
     def _run_sample(self, group: int):
@@ -422,12 +435,20 @@ class Lanes:
         gx, gy, _ = launch.grid
         self.block_bases = np.array([(b[0] + b[1] * gx + b[2] * gx * gy) * self.tpb for b in blocks], dtype=np.int64)
         self.phases = np.zeros(len(blocks), dtype=np.int64)  # each block's barriers passed
+        # each lane's warp primitives passed (the thread-by-thread run resumes threads round by round
+        # at them), and syncwarps passed (the trace's warp phase)
+        self.rounds = np.zeros(self.n, dtype=np.int64)
+        self.wphases = np.zeros(self.n, dtype=np.int64)
+        self.kernel_frame = None
         self.chunks: list = []  # (lanes, op, aid, flats, values, line, phase)
         self.shared: dict = {}
         self.allocs: list = []  # the group's shared arrays, in the order they were made
+        self.block_allocs: list = [[] for _ in blocks]  # per block: which of them it made, in order
         self.group_barriers: list = [[] for _ in blocks]  # per block: (phase, line) of each barrier it passed
+        self.warped = False  # whether a warp primitive ran yet
         self.current_mask = None
         frame = Frame(self.n, _code_lines(self.fn), _local_names(self.tree))
+        self.kernel_frame = frame
         if self.lines is not None:
             self.lines.add(self.fn.__code__.co_firstlineno)
         params = self.tree.args.args
@@ -464,22 +485,27 @@ class Lanes:
         for k, b in enumerate(self.group):
             launch.block_pos = b
             launch._shared = {}
-            for (shape, st, line, dynamic), la in self.allocs:
+            for n in self.block_allocs[k]:
+                (shape, st, line, dynamic), la = self.allocs[n]
                 sim = launch._dynamic_shared(st, line) if dynamic else \
                     launch._new_array(shape, st, SHARED, line, block=b[:launch.grid_nd])
                 self.remap[int(la.aids[k])] = sim.aid
 
     def _columns(self, chunks, key):
         """One field of every chunk, an entry per access (aid and phase may be one per lane)."""
-        if key in (2, 6) and any(np.ndim(c[key]) for c in chunks):
+        if key in (2, 6, 7, 8) and any(np.ndim(c[key]) for c in chunks):
             return np.concatenate([np.broadcast_to(np.asarray(c[key], dtype=np.int64), (len(c[0]),)) for c in chunks])
         return np.repeat(np.array([c[key] for c in chunks], dtype=np.int64), [len(c[0]) for c in chunks])
 
-    def _thread_order(self, lanes, phases):
+    def _thread_order(self, lanes, phases, rounds=None):
         """Each access's place in the thread-by-thread run: block by block, then phase by phase,
-        then thread by thread (ties: program order, kept by a stable sort)."""
+        then round by round of warp primitives, then thread by thread (ties: program order, kept
+        by a stable sort)."""
         span = int(phases.max()) + 1 if len(phases) else 1
-        return ((lanes // self.tpb) * span + phases) * self.tpb + lanes % self.tpb
+        if rounds is None or not len(rounds):
+            return ((lanes // self.tpb) * span + phases) * self.tpb + lanes % self.tpb
+        turns = int(rounds.max()) + 1
+        return (((lanes // self.tpb) * span + phases) * turns + rounds) * self.tpb + lanes % self.tpb
 
     def _ordered(self) -> dict | None:
         """The group's events as columns, in the order the thread-by-thread simulator makes them:
@@ -489,7 +515,8 @@ class Lanes:
             return None
         lanes = np.concatenate([c[0] for c in chunks])
         phases = self._columns(chunks, 6)
-        order = np.argsort(self._thread_order(lanes, phases), kind="stable")
+        order = np.argsort(self._thread_order(lanes, phases, self._columns(chunks, 7) if self.warped else None),
+                           kind="stable")
         aids = self._columns(chunks, 2)
         if self.remap:
             placeholder = aids >= PLACEHOLDER
@@ -507,6 +534,8 @@ class Lanes:
             "line": self._columns(chunks, 5)[order],
             "phase": phases[order],
         }
+        if self.warped:
+            cols["wphase"] = self._columns(chunks, 8)[order]
         kinds = {c[4].dtype.kind for c in chunks}
         if len(kinds) == 1:
             cols["value"] = np.concatenate([c[4] for c in chunks])[order]
@@ -535,10 +564,11 @@ class Lanes:
         phases = self._columns(chunks, 6)
         writes = np.repeat(np.array([c[1] != READ for c in chunks]), sizes)
         seq = np.arange(len(lanes))
-        as_threads = _writes_before(np.lexsort((seq, self._thread_order(lanes, phases), cells)), cells, writes)
+        rounds = self._columns(chunks, 7) if self.warped else None
+        as_threads = _writes_before(np.lexsort((seq, self._thread_order(lanes, phases, rounds), cells)), cells, writes)
         as_lanes = _writes_before(np.lexsort((seq, cells)), cells, writes)
         if (as_threads != as_lanes).any():
-            raise Fallback("a cell whose reads would see other writes, thread by thread")
+            raise OrderFallback("a cell whose reads would see other writes, thread by thread")
 
     def record(self, mask, op, arr, flats, values, line):
         lanes = np.flatnonzero(mask)
@@ -547,13 +577,17 @@ class Lanes:
             raise Fallback(f"more than {self.max_events:,} memory accesses")
         aid = arr.aid if arr.aids is None else arr.aids[self.blk[lanes]]
         phase = self.phases[0] if self.B == 1 else self.phases[self.blk[lanes]]
-        self.chunks.append((lanes, op, aid, flats, values, line, phase))
+        if self.warped:
+            self.chunks.append((lanes, op, aid, flats, values, line, phase, self.rounds[lanes], self.wphases[lanes]))
+        else:
+            self.chunks.append((lanes, op, aid, flats, values, line, phase, 0, 0))
 
     # -- statements ------------------------------------------------------------------------------
     def body(self, stmts, mask, frame):
         version = -1
         loops = frame.loops
         eff = mask
+        active = 0
         for st in stmts:
             if frame.version != version:
                 version = frame.version
@@ -561,8 +595,13 @@ class Lanes:
                 if loops:
                     brk, cont = loops[-1]
                     eff = eff & ~brk & ~cont
-                if not eff.any():
+                active = int(np.count_nonzero(eff))
+                if not active:
                     return
+            self.steps += 1
+            self.busy += active
+            if not self.steps & 4095 and self.busy < FEW_ACTIVE * self.steps:
+                raise Fallback(f"{self.busy / self.steps:.1f} threads at work per statement: faster one by one")
             self.line = st.lineno
             self.current_mask = eff
             if self.lines is not None:
@@ -617,6 +656,12 @@ class Lanes:
 
     def for_loop(self, st, m, frame):
         it = st.iter
+        if isinstance(it, ast.Tuple):  # `for off in (16, 8, 4, 2, 1)`: the same values in every lane
+            values = self.expr(it, m, frame)
+            if not all(type(v) in (int, float, bool) for v in values):
+                raise Fallback("a loop over a tuple of values that differ between threads")
+            self._loop_over(st, values, m, frame)
+            return
         if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and not it.keywords
                 and self.lookup(it.func.id, m, frame) is range and 1 <= len(it.args) <= 3):
             raise Fallback("a loop over something other than range()")
@@ -640,35 +685,45 @@ class Lanes:
             step = int(steps[0])
         if step == 0:
             raise Fallback("range() step 0")
+        if not isinstance(start, np.ndarray) and not isinstance(stop, np.ndarray):
+            self._loop_over(st, range(start, stop, step), m, frame)
+            return
+        # each lane its own trip count
+        start = np.broadcast_to(np.asarray(start, dtype=np.int64), (self.n,))
+        stop = np.broadcast_to(np.asarray(stop, dtype=np.int64), (self.n,))
+        if step > 0:
+            trips = np.maximum(0, (stop - start + step - 1) // step)
+        else:
+            trips = np.maximum(0, (start - stop - step - 1) // (-step))
+        most = int(trips[m].max()) if m.any() else 0
         frame.loops.append([self.none.copy(), self.none.copy()])
         try:
-            if not isinstance(start, np.ndarray) and not isinstance(stop, np.ndarray):
-                for v in range(start, stop, step):
-                    live = m & ~frame.dead & ~frame.loops[-1][0]
-                    if not live.any():
-                        break
-                    frame.loops[-1][1] = self.none.copy()
-                    frame.version += 1
-                    if self.lines is not None:
-                        self.lines.update(_lines_of(st, frame.code_lines))
-                    self.assign(st.target, v, live, frame)
-                    self.body(st.body, live, frame)
-            else:
-                start = np.broadcast_to(np.asarray(start, dtype=np.int64), (self.n,))
-                stop = np.broadcast_to(np.asarray(stop, dtype=np.int64), (self.n,))
-                if step > 0:
-                    trips = np.maximum(0, (stop - start + step - 1) // step)
-                else:
-                    trips = np.maximum(0, (start - stop - step - 1) // (-step))
-                most = int(trips[m].max()) if m.any() else 0
-                for k in range(most):
-                    live = m & ~frame.dead & ~frame.loops[-1][0] & (trips > k)
-                    if not live.any():
-                        break
-                    frame.loops[-1][1] = self.none.copy()
-                    frame.version += 1
-                    self.assign(st.target, start + k * step, live, frame)
-                    self.body(st.body, live, frame)
+            for k in range(most):
+                live = m & ~frame.dead & ~frame.loops[-1][0] & (trips > k)
+                if not live.any():
+                    break
+                frame.loops[-1][1] = self.none.copy()
+                frame.version += 1
+                self.assign(st.target, start + k * step, live, frame)
+                self.body(st.body, live, frame)
+        finally:
+            frame.loops.pop()
+            frame.version += 1
+
+    def _loop_over(self, st, values, m, frame):
+        """A loop whose values are the same in every lane (a range of uniform bounds, a tuple)."""
+        frame.loops.append([self.none.copy(), self.none.copy()])
+        try:
+            for v in values:
+                live = m & ~frame.dead & ~frame.loops[-1][0]
+                if not live.any():
+                    break
+                frame.loops[-1][1] = self.none.copy()
+                frame.version += 1
+                if self.lines is not None:
+                    self.lines.update(_lines_of(st, frame.code_lines))
+                self.assign(st.target, v, live, frame)
+                self.body(st.body, live, frame)
         finally:
             frame.loops.pop()
             frame.version += 1
@@ -732,7 +787,8 @@ class Lanes:
                 old.data[m] = 0
                 old.written[m] = False
             elif old is None:
-                frame.vars[name] = self.spread(value)
+                # an array (the same object in every lane) is bound as it is; a number spreads
+                frame.vars[name] = value if type(value) is LaneArray else self.spread(value)
                 frame.partial[name] = m.copy()
                 return
             frame.vars[name] = self.merge(old, value, m)
@@ -880,7 +936,8 @@ class Lanes:
             if attr == "local":
                 return obj.local
             if attr in ("shared", "atomic", "grid", "gridsize", "syncthreads", "threadfence",
-                        "threadfence_block", "threadfence_system") or attr in _SCALAR_NAMES:
+                        "threadfence_block", "threadfence_system", "lanemask_lt") or attr in _SCALAR_NAMES \
+                    or attr in _WARP_OPS:
                 return getattr(obj, attr)
             raise Fallback(f"cuda.{attr}")
         if isinstance(obj, LaneDim3):
@@ -1026,15 +1083,26 @@ class Lanes:
                 return self.barrier(m, frame, node.lineno)
             if name in ("threadfence", "threadfence_block", "threadfence_system"):
                 return None
+            if name in _WARP_OPS:
+                return self.warp_op(_WARP_OPS[name], [self.expr(a, m, frame) for a in node.args], m)
+            if name == "lanemask_lt":
+                return (1 << (self.lin % 32)) - 1
             args = [self.expr(a, m, frame) for a in node.args]
             if name == "grid":
                 return self.grid(args, False)
             if name == "gridsize":
                 return self.grid(args, True)
             if name == "_shared_array":
-                if not m.all():  # thread by thread, the first thread to reach one makes it: its order
+                by_block = m.reshape(self.B, self.tpb)
+                if (by_block.any(axis=1) & ~by_block.all(axis=1)).any():
+                    # thread by thread, the first thread to reach one makes it: their order
                     raise Fallback("a shared array made in a branch")
-                return self.shared_array(node, args)
+                la = self.shared_array(node, args)
+                k = next(i for i, (_, a) in enumerate(self.allocs) if a is la)
+                for b in np.flatnonzero(by_block.any(axis=1)).tolist():  # each block's, in the order it made them
+                    if k not in self.block_allocs[b]:
+                        self.block_allocs[b].append(k)
+                return la
             if name == "_local_array":
                 return self.local_array(args, m)
             raise Fallback(f"cuda.{name}")
@@ -1111,6 +1179,74 @@ class Lanes:
             dims = (b[0] * bx + t.x, b[1] * by + t.y, b[2] * bz + t.z)
         return dims[0] if nd == 1 else tuple(dims[:nd])
 
+    def warp_op(self, op, args, m):
+        """A warp primitive, as the thread-by-thread run resolves one where every warp's lanes meet
+        at it together: each warp's active lanes call it with one mask that names them all, and
+        every live lane it names is among them. The result comes from those lanes only."""
+        if op == "syncwarp":
+            mask = args[0] if args else 0xFFFFFFFF
+            value = arg = None
+        elif op == "activemask":
+            mask, value, arg = 0xFFFFFFFF, None, None
+        elif op in ("all", "any", "ballot"):
+            mask, value = args
+            arg = None
+        else:
+            mask, value, arg = args
+        if type(mask) is not int:
+            raise Fallback("a warp mask that differs between lanes")
+        mask &= 0xFFFFFFFF
+        lane = self.lin % 32
+        named = ((mask >> lane) & 1).astype(bool)
+        alive = ~self.kernel_frame.dead
+        warp = self.blk * ((self.tpb + 31) // 32) + self.lin // 32  # each lane's warp in the group
+        if (m & ~named).any():
+            raise Fallback("a lane calls a warp primitive with a mask that leaves it out")
+        here = np.zeros(int(warp[-1]) + 1, dtype=bool)
+        here[warp[m]] = True
+        if (here[warp] & named & alive & ~m).any():
+            raise Fallback("a warp primitive that not every lane its mask names reaches together")
+        self.warped = True
+        self.rounds[m] += 1
+        if op == "syncwarp":
+            self.wphases[m] += 1
+            return None
+        if op == "activemask":
+            bits = np.zeros(len(here), dtype=np.int64)
+            np.add.at(bits, warp[alive], 1 << lane[alive])
+            return np.where(m, bits[warp], 0)
+        if op in ("all", "any", "ballot"):
+            truth = self.truth(value, m) & m
+            if op == "ballot":
+                bits = np.zeros(len(here), dtype=np.int64)
+                np.add.at(bits, warp[truth], 1 << lane[truth])
+                return np.where(m, bits[warp], 0)
+            count = np.bincount(warp[m], minlength=len(here))
+            yes = np.bincount(warp[truth], minlength=len(here))
+            return np.where(m, ((yes == count) if op == "all" else (yes > 0))[warp].astype(np.int64), 0)
+        if not _is_number(value):
+            raise Fallback("a shuffle of something other than a number")
+        if not (type(arg) is int or (isinstance(arg, np.ndarray) and arg.dtype.kind in "iu")):
+            raise Fallback("a shuffle's lane that is not an integer")
+        if op == "shfl":
+            src = np.broadcast_to(arg, (self.n,)) % 32
+            ok = np.ones(self.n, dtype=bool)
+        elif op == "shfl_up":
+            src = lane - arg
+            ok = src >= 0
+        elif op == "shfl_down":
+            src = lane + arg
+            ok = src < 32
+        else:
+            src = lane ^ np.broadcast_to(arg, (self.n,))
+            ok = (src >= 0) & (src < 32)
+        source = self.blk * self.tpb + (self.lin // 32) * 32 + np.where(ok, src, 0)
+        ok = ok & (source < (self.blk + 1) * self.tpb) & (source >= 0)
+        source = np.where(ok, source, 0)
+        ok = ok & m[source]
+        values = np.broadcast_to(np.asarray(value), (self.n,))
+        return np.where(ok, values[source], values)
+
     def barrier(self, m, frame, line):
         """Each block whose threads all reach it passes it (its own phase); a block some of whose
         threads are elsewhere, or finished, is for the thread-by-thread run to judge."""
@@ -1118,7 +1254,12 @@ class Lanes:
             by_block = m.reshape(self.B, self.tpb)
             if (by_block.any(axis=1) & ~by_block.all(axis=1)).any():
                 raise Fallback("a barrier that not every thread of a block reaches together")
-        for k in np.flatnonzero(m.reshape(self.B, self.tpb).any(axis=1)).tolist():
+        passing = np.flatnonzero(m.reshape(self.B, self.tpb).any(axis=1)).tolist()
+        if self.warped:
+            rounds = self.rounds.reshape(self.B, self.tpb)[passing]
+            if (rounds != rounds[:, :1]).any():  # thread by thread they arrive, and go on, in another order
+                raise Fallback("a barrier reached after different numbers of warp primitives")
+        for k in passing:
             self.group_barriers[k].append((int(self.phases[k]), line))
             self.phases[k] += 1
         return None
