@@ -963,7 +963,7 @@ TRICKY = {
                 out[i] = s[(i + 1) % n]
                 cuda.syncthreads()
         """),
-    "a whole block returns early, the others meet a barrier": (dict(blocks=3, threads=5), None, """
+    "a whole block returns early, the others meet a barrier": (dict(blocks=3, threads=5), True, """
         @cuda.jit
         def kernel(out, a, n):
             i = cuda.grid(1)
@@ -1724,9 +1724,6 @@ def test_tricky_kernels_of_several_blocks_give_the_same_trace(name):
     assert not found, "\n".join(found)
 
 
-@pytest.mark.xfail(strict=True, reason="lanes fall back: a group whose block 1 returned before a shared array is "
-                                       "made falls back whole ('a shared array made in a branch'); under 32 threads "
-                                       "a block, the launch then runs thread by thread (it ran as lanes before groups)")
 def test_a_whole_block_returning_before_a_shared_array_still_runs_as_lanes():
     same(TRICKY["a whole block returns early, the others meet a barrier"][2], True, blocks=3, threads=5)
 
@@ -1773,8 +1770,6 @@ def test_a_timeout_in_one_block_agrees():
         """, 1, 64)
 
 
-@pytest.mark.xfail(strict=True, reason="lanes differ: a timeout marks every thread of the group stopped (192), thread "
-                                       "by thread only the block that ran (64)")
 def test_a_timeout_stops_the_threads_of_the_block_that_ran():
     found = timed_out("""
         @cuda.jit
@@ -1786,8 +1781,6 @@ def test_a_timeout_stops_the_threads_of_the_block_that_ran():
     assert not found, found
 
 
-@pytest.mark.xfail(strict=True, reason="lanes differ: the barriers a group passed before a timeout are lost "
-                                       "(0 vs 1)")
 def test_a_timeout_keeps_the_barriers_passed():
     found = timed_out("""
         @cuda.jit
@@ -1800,9 +1793,6 @@ def test_a_timeout_keeps_the_barriers_passed():
     assert not found, found
 
 
-@pytest.mark.xfail(strict=True, reason="lanes differ: a timeout while reads pile up: the watchdog's next alarm "
-                                       "(every 50 ms past the deadline) fires inside Lanes._ordered in the timeout "
-                                       "handler, so the failure names no thread, no events are kept, out not written")
 def test_a_timeout_in_a_loop_that_reads():
     found = timed_out("""
         @cuda.jit

@@ -359,6 +359,7 @@ class Lanes:
             raise
         except KernelTimeoutInLanes as e:
             self._timeout(e.args[0])
+            return
         except (RecursionError, MemoryError):
             del trace.arrays[n_arrays:]
             launch._shared = {}
@@ -409,16 +410,22 @@ class Lanes:
         thread being the first lane still running."""
         launch = self.launch
         self._keep_events()
-        launch.trace.barriers.extend(self.barriers)
         lanes = np.flatnonzero(self.current_mask) if self.current_mask is not None else [0]
         lane = int(lanes[0]) if len(lanes) else 0
-        block = self.group[lane // self.tpb][:launch.grid_nd]
+        k = lane // self.tpb
+        # as block after block: the group's blocks up to this one passed their barriers, and this
+        # one's threads stop
+        for j in range(k + 1):
+            for phase, line in self.group_barriers[j]:
+                self.barriers.append(BarrierRecord(self.group[j][:launch.grid_nd], phase, line, "syncthreads"))
+        launch.trace.barriers.extend(self.barriers)
+        block = self.group[k][:launch.grid_nd]
         thread = (int(self.tidx.x[lane]), int(self.tidx.y[lane]), int(self.tidx.z[lane]))[:launch.block_nd]
         launch.failures.append(launch.timeout_failure(exc, block, thread, self.line))
-        tids = (self.block_bases[self.blk] + self.lin).tolist()
-        launch.trace.stopped[tids[lane]] = "stopped by an error"
-        for other in tids:
-            launch.trace.stopped.setdefault(other, "stopped: the launch ended early")
+        base = int(self.block_bases[k])
+        launch.trace.stopped[base + int(self.lin[lane])] = "stopped by an error"
+        for other in range(self.tpb):
+            launch.trace.stopped.setdefault(base + other, "stopped: the launch ended early")
 
     # -- a block ---------------------------------------------------------------------------------
     def run_group(self, blocks: list):
@@ -463,6 +470,7 @@ class Lanes:
             raise
         except BaseException as e:
             if type(e).__name__ == "KernelTimeout":
+                launch.running = False  # the watchdog alarms every 50 ms past its deadline: not in here
                 self._name_shared()
                 self.block_events.append(self._ordered())
                 raise KernelTimeoutInLanes(e) from None
