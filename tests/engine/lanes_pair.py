@@ -38,6 +38,10 @@ def run_one(module, blocks, threads, named, enabled: bool):
     return launch, args
 
 
+def _runs(line_runs) -> dict:
+    return {w: set(r) for w, r in (line_runs or {}).items() if r}
+
+
 def same_events(a: list, b: list) -> bool:
     """Equal event for event, NaN equal to NaN and an int never equal to a float (repr tells)."""
     return len(a) == len(b) and (a == b or repr(a) == repr(b))
@@ -81,7 +85,7 @@ def compare_source(source: str, launches, filename: str = "kernel.py"):
     return out
 
 
-def compare_module(source: str, call, filename: str = "kernel.py", verifier: bool = False):
+def compare_module(source: str, call, filename: str = "kernel.py", verifier: bool = False, model: bool = False):
     """The same for a module with host code: `call(namespace)` launches; every launch's trace is
     compared. `verifier`: run as the verifier does (local arrays untraced, the lines that ran
     followed), and compare those lines too. Returns [(launch number, lanes that ran, differences)]."""
@@ -92,7 +96,12 @@ def compare_module(source: str, call, filename: str = "kernel.py", verifier: boo
     for enabled in (True, False):
         module = load_module_for_sim(source, filename)
         before = lanes.TALLY["lanes"]
-        follow = task_child.LinesRun(verifier)
+        if model:  # each warp's runs of each line, as the verifier counts them for the modelled time
+            from tutor.engine.sim.linecounts import LineRuns
+
+            follow = LineRuns(module.cuda, filename, source)
+        else:
+            follow = task_child.LinesRun(verifier)
         with forced(enabled), records(module.cuda, trace_local=not verifier) as done, follow:
             outs = call(module.namespace)
         runs.append((done.traces, outs, follow.lines, lanes.TALLY["lanes"] - before))
@@ -107,6 +116,11 @@ def compare_module(source: str, call, filename: str = "kernel.py", verifier: boo
             found.append("events differ")
         if [vars(x) for x in xa.barriers] != [vars(x) for x in xb.barriers] or fa != fb:
             found.append("barriers or failures differ")
+        if _runs(xa.line_runs) != _runs(xb.line_runs):
+            ra, rb = _runs(xa.line_runs), _runs(xb.line_runs)
+            extra = next(((w, sorted(ra.get(w, set()) ^ rb.get(w, set()))[:4]) for w in set(ra) | set(rb)
+                          if ra.get(w) != rb.get(w)), None)
+            found.append(f"each warp's runs of each line differ (warp, runs in one only): {extra}")
         results.append((n, ran, found))
     if not all(np.array_equal(x, y, equal_nan=True) for x, y in zip(oa, ob)):
         results.append((-1, ran, ["outputs differ"]))

@@ -1,7 +1,8 @@
 """The lanes (sim/lanes.py) against the thread-by-thread simulator: the same trace, event for
 event, the same barriers, arrays, failures and outputs, for every kernel file the suite holds
 (references, starters, honest solutions, beginners' mistakes, performance attacks) on the
-puzzles' fixed and random configs, for the coaching tasks' kernels, and for generated kernels."""
+puzzles' fixed and random configs, and for the coaching tasks' kernels, traced and as the verifier
+runs them: the lines that ran, and each warp's runs of each line (the modelled time's count)."""
 
 from __future__ import annotations
 
@@ -90,6 +91,16 @@ TASKS = sorted(p.name for p in (ROOT / "kernels").iterdir() if (p / "task.toml")
 
 @pytest.mark.parametrize("task", TASKS)
 def test_the_coaching_tasks_kernels_give_the_same_traces(task):
+    _same_for_the_tasks_kernels(task, scored=False)
+
+
+@pytest.mark.e2e  # the scored shapes thread by thread, each line followed: a minute or two
+@pytest.mark.parametrize("task", TASKS)
+def test_the_coaching_tasks_kernels_give_the_same_runs_of_lines_at_the_scored_shape(task):
+    _same_for_the_tasks_kernels(task, scored=True)
+
+
+def _same_for_the_tasks_kernels(task, scored: bool):
     import tomllib
 
     folder = ROOT / "kernels" / task
@@ -102,7 +113,7 @@ def test_the_coaching_tasks_kernels_give_the_same_traces(task):
         path = folder / f"{which}.py"
         if not path.exists():
             continue
-        for shape in spec["sim_shapes"]:
+        for shape in ([spec["sim_scored"]] if "sim_scored" in spec else []) if scored else spec["sim_shapes"]:
             arrays = inputs_mod.make_inputs(np.random.default_rng(5), shape)
 
             def call(ns, arrays=arrays, shape=shape):
@@ -110,10 +121,14 @@ def test_the_coaching_tasks_kernels_give_the_same_traces(task):
                 ns["launch"](out, *[a.copy() for a in arrays])
                 return [out]
 
-            for verifier in (False, True):
-                for n, ran, found in compare_module(path.read_text(), call, filename=FILENAME, verifier=verifier):
-                    differ += [f"{which} {shape} launch {n}{' (verifier)' * verifier}: {d}" for d in found]
-                    lanes_ran[verifier] += ran if n == 0 else 0
+            # traced; as the verifier runs (the lines that ran followed); and as it runs where it models
+            # the time (each warp's runs of each line counted too)
+            for how in ("traced", "verifier", "model"):
+                for n, ran, found in compare_module(path.read_text(), call, filename=FILENAME,
+                                                    verifier=how != "traced", model=how == "model"):
+                    differ += [f"{which} {shape} launch {n} ({how}): {d}" for d in found]
+                    lanes_ran[how != "traced"] += ran if n == 0 else 0
     assert not differ, "\n".join(differ)
     # the verifier's runs (local arrays untraced) run as lanes: naive and expert, every shape
-    assert lanes_ran[True] >= len(spec["sim_shapes"]), lanes_ran
+    if not scored:
+        assert lanes_ran[True] >= 2 * len(spec["sim_shapes"]), lanes_ran

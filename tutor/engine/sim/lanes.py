@@ -147,12 +147,14 @@ class LaneDim3:
 class Frame:
     """One function's run: its variables, and the lanes that have returned (with what)."""
 
-    __slots__ = ("vars", "partial", "dead", "ret", "valued", "version", "loops", "code_lines", "local_names")
+    __slots__ = ("vars", "partial", "dead", "ret", "valued", "version", "loops", "code_lines", "local_names",
+                 "caller")
 
     def __init__(self, n, code_lines=frozenset(), local_names=frozenset()):
         self.code_lines = code_lines  # the lines of the function that hold instructions
         self.local_names = local_names  # the names Python makes local to the function
         self.valued = np.zeros(n, dtype=bool)  # the lanes that returned a value
+        self.caller = 0  # the line that called it (0: the kernel)
         self.vars: dict = {}
         self.partial: dict = {}  # name -> lanes that hold it, for a name bound in some lanes only
         self.dead = np.zeros(n, dtype=bool)
@@ -237,11 +239,16 @@ def run_lanes(launch) -> None:
     tracer = sys.gettrace()
     sink = getattr(tracer, "lines_sink", None) if tracer is not None else None
     if tracer is not None and sink is None:
-        raise Fallback("each warp's runs of each line are being counted")
+        raise Fallback("a line tracer the lanes do not know")
     runner = Lanes(launch, fn, tree)
     if sink is None:
         runner.run()
         return
+    follow = getattr(tracer, "line_runs", None)
+    if follow is not None:
+        if follow.counts or follow.last:  # an earlier launch's counts carry on: thread by thread
+            raise Fallback("each warp's runs of each line, after another launch")
+        runner.follow = follow
     # the lines that ran, as the tracer would have seen them: the tracer itself is off meanwhile,
     # or it would follow every call of this module
     runner.lines = set()
@@ -265,7 +272,10 @@ class Lanes:
         self.max_events = launch.max_events
         self.n_events = 0
         self.line = tree.lineno
+        self.stmt = None  # the statement running now
+        self.call_line = 0
         self.lines = None  # the lines that ran, where someone asks (run_lanes)
+        self.follow = None  # a LineRuns (sim/linecounts.py): each warp's runs of each line, counted here
         self.atomic_names = {id(getattr(self.cuda.atomic, name)): name for name in
                              ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "inc", "dec", "and_", "or_",
                               "xor")}
@@ -344,6 +354,10 @@ class Lanes:
         self.barriers: list = []
         self.n_events = 0
         self.steps = self.busy = 0  # statements run, and the lanes at work in them
+        if self.follow is not None:
+            from collections import defaultdict
+
+            trace.line_runs = defaultdict(set)
         try:
             if launch.sample is None:
                 gx, gy, gz = launch.grid
@@ -356,6 +370,7 @@ class Lanes:
             del trace.arrays[n_arrays:]
             launch._shared = {}
             launch.ran_blocks = None
+            trace.line_runs = None
             raise
         except KernelTimeoutInLanes as e:
             self._timeout(e.args[0])
@@ -453,6 +468,10 @@ class Lanes:
         self.block_allocs: list = [[] for _ in blocks]  # per block: which of them it made, in order
         self.group_barriers: list = [[] for _ in blocks]  # per block: (phase, line) of each barrier it passed
         self.warped = False  # whether a warp primitive ran yet
+        if self.follow is not None:  # each lane's runs so far of each line (LineRuns' counts)
+            self.line_counts: dict = {}
+            self.last_line = np.full(self.n, -1, dtype=np.int64)
+            self.warp_keys = self.block_bases[self.blk] // self.tpb * 64 + (self.lin >> 5)
         self.current_mask = None
         frame = Frame(self.n, _code_lines(self.fn), _local_names(self.tree))
         self.kernel_frame = frame
@@ -480,6 +499,8 @@ class Lanes:
         self._check_order()
         self._name_shared()
         self.block_events.append(self._ordered())
+        if self.follow is not None:
+            self._keep_counts()
         for k, b in enumerate(blocks):  # block by block, as they would have run
             for phase, line in self.group_barriers[k]:
                 self.barriers.append(BarrierRecord(b[:launch.grid_nd], phase, line, "syncthreads"))
@@ -614,7 +635,50 @@ class Lanes:
             self.current_mask = eff
             if self.lines is not None:
                 self.lines.update(_lines_of(st, frame.code_lines))
+                if self.follow is not None:
+                    self.ran(st, eff, frame)
+            self.stmt = st
             self.statement(st, eff, frame)
+
+    def ran(self, st, m, frame):
+        """A line event of statement `st` for the lanes of m, counted as LineRuns counts it
+        (sim/linecounts.py): a statement of several lines once per stretch, each loop header's
+        runs, and each warp's distinct (phase, line, caller, trip)."""
+        if not _lines_of(st, frame.code_lines):
+            return  # nothing of it runs (a docstring): no line event
+        follow = self.follow
+        line = st.lineno
+        if line in follow.first_line or line in follow.spans:
+            m = m & (self.last_line != line)
+        lanes = np.flatnonzero(m)
+        if not len(lanes):
+            return
+        self.last_line[lanes] = line
+        headers = follow.anchors.get(line)
+        counts = self.line_counts
+        if headers is None or headers[-1] == line:
+            c = counts.get(line)
+            if c is None:
+                c = counts[line] = np.zeros(self.n, dtype=np.int64)
+            c[lanes] += 1
+        parts = [counts[line][lanes]] if headers is None else \
+            [counts[h][lanes] if h in counts else np.zeros(len(lanes), dtype=np.int64) for h in headers]
+        phases = self.phases[self.blk[lanes]]
+        keys = np.unique(np.stack([self.warp_keys[lanes], phases, *parts]), axis=1)
+        runs = self.launch.trace.line_runs
+        caller = frame.caller
+        for w, p, *trip in keys.T.tolist():
+            runs[w].add((p, line, caller, trip[0] if headers is None else tuple(trip)))
+
+    def _keep_counts(self):
+        """The group's counts and last lines, into LineRuns' own (a later launch goes on from them)."""
+        follow = self.follow
+        tids = (self.block_bases[self.blk] + self.lin).tolist()
+        for line, c in self.line_counts.items():
+            for lane in np.flatnonzero(c).tolist():
+                follow.counts[(tids[lane], line)] = int(c[lane])
+        for lane in np.flatnonzero(self.last_line >= 0).tolist():
+            follow.last[tids[lane]] = int(self.last_line[lane])
 
     def statement(self, st, m, frame):
         kind = type(st)
@@ -714,6 +778,8 @@ class Lanes:
                 frame.version += 1
                 self.assign(st.target, start + k * step, live, frame)
                 self.body(st.body, live, frame)
+                if self.follow is not None:
+                    self.ran(st, live & ~frame.dead & ~frame.loops[-1][0], frame)
         finally:
             frame.loops.pop()
             frame.version += 1
@@ -732,6 +798,8 @@ class Lanes:
                     self.lines.update(_lines_of(st, frame.code_lines))
                 self.assign(st.target, v, live, frame)
                 self.body(st.body, live, frame)
+                if self.follow is not None:  # back to the header: a line event for every lane still in
+                    self.ran(st, live & ~frame.dead & ~frame.loops[-1][0], frame)
         finally:
             frame.loops.pop()
             frame.version += 1
@@ -739,6 +807,7 @@ class Lanes:
     def while_loop(self, st, m, frame):
         frame.loops.append([self.none.copy(), self.none.copy()])
         inside = m
+        first = True
         try:
             while True:
                 live = inside & ~frame.dead & ~frame.loops[-1][0]
@@ -748,6 +817,9 @@ class Lanes:
                 self.current_mask = live
                 if self.lines is not None:
                     self.lines.update(_lines_of(st, frame.code_lines))
+                    if self.follow is not None and not first:  # the test again (the first was the statement's)
+                        self.ran(st, live, frame)
+                first = False
                 c = self.truth(self.expr(st.test, live, frame), live)
                 inside = live & c
                 if not inside.any():
@@ -1128,6 +1200,7 @@ class Lanes:
             return self.math(f, args, m)
         tree = function_tree(f) if callable(f) and getattr(f, "__globals__", None) is self.globals else None
         if tree is not None:
+            self.call_line = node.lineno
             return self.device_call(f, tree, args, m)
         why = why_not(f) if callable(f) else None
         raise Fallback(f"a call of {getattr(f, '__name__', f)!r}" + (f": {why}" if why else ""))
@@ -1142,6 +1215,11 @@ class Lanes:
         line = self.line
         try:
             inner = Frame(self.n, _code_lines(f), _local_names(tree))
+            inner.caller = self.call_line
+            if self.follow is not None and self.stmt is not None and \
+                    (self.stmt.end_lineno or self.stmt.lineno) != self.stmt.lineno:
+                # thread by thread its later lines count the statement again after the call returns
+                raise Fallback("a device function called in a statement of several lines")
             if self.lines is not None:
                 self.lines.add(f.__code__.co_firstlineno)
             for p, a in zip(tree.args.args, args):

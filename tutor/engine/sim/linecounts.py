@@ -139,6 +139,10 @@ class LineRuns:
             lines.add(frame.f_lineno)
             return frame_tracer(caller)
 
+        # what a launch run as lanes (sim/lanes.py) needs to count as this does: the lines seen, and
+        # each thread's counts and last statement, carried from launch to launch
+        calls.lines_sink, calls.line_runs = lines, self
+        self.counts, self.last, self.first_line, self.spans = counts, last, first_line, spans
         self._before = sys.gettrace()
         sys.settrace(calls)
         return self
