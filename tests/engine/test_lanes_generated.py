@@ -2358,7 +2358,8 @@ def counted_seeds(gen_class, seeds) -> tuple[list, Counter]:
     return differ, correct
 
 
-# seeds where blocks ran one by one and a later block fell back (see the xfail below): known to differ
+# seeds where blocks ran one by one and a later block fell back: they once differed (the counts of the
+# blocks that ran were kept, then counted again by the thread-by-thread rerun)
 RUNS_KNOWN = {("kernel", 46), ("group", 1)}
 RUNS_SEEDS = 100  # about 5 s with -n 0
 RUNS_GROUP_SEEDS = 16  # about 8 s
@@ -2366,14 +2367,14 @@ RUNS_GROUP_SEEDS = 16  # about 8 s
 
 @pytest.mark.parametrize("first", range(0, RUNS_SEEDS, BATCH), ids=lambda f: f"seeds{f}-{f + BATCH - 1}")
 def test_generated_kernels_count_the_same_line_runs_as_lanes(first):
-    differ, correct = counted_seeds(KernelGen, [s for s in range(first, first + BATCH) if ("kernel", s) not in RUNS_KNOWN])
+    differ, correct = counted_seeds(KernelGen, list(range(first, first + BATCH)))
     assert not differ, f"{len(differ)} launches differ; the first:\n{differ[0]}"
     ran, total = correct[None], sum(correct.values())
     assert total >= 10 and ran >= 0.6 * total, f"{ran} of {total} correct launches ran as lanes:\n{tally(correct)}"
 
 
 def test_generated_kernels_of_several_blocks_count_the_same_line_runs_as_lanes():
-    differ, correct = counted_seeds(GroupGen, [s for s in range(RUNS_GROUP_SEEDS) if ("group", s) not in RUNS_KNOWN])
+    differ, correct = counted_seeds(GroupGen, list(range(RUNS_GROUP_SEEDS)))
     assert not differ, f"{len(differ)} launches differ; the first:\n{differ[0]}"
     assert correct[None] >= 2, tally(correct)
 
@@ -2387,8 +2388,6 @@ def test_many_generated_kernels_count_the_same_line_runs(gen_class):
     assert not differ, f"{len(differ)} launches differ; the first three:\n" + "\n".join(differ[:3])
 
 
-@pytest.mark.xfail(strict=True, reason="lanes differ: blocks run one by one keep their line counts in LineRuns "
-                                       "when a later block falls back, so the thread-by-thread rerun counts them twice")
 @pytest.mark.parametrize("kind, seed", sorted(RUNS_KNOWN))
 def test_generated_kernels_known_to_count_other_line_runs(kind, seed):
     gen = (KernelGen if kind == "kernel" else GroupGen)(seed)
@@ -2411,11 +2410,9 @@ def test_tricky_kernels_of_several_blocks_count_the_same_line_runs(name):
 
 
 # where the lanes fall back (beside them all run as lanes): a string statement, a loop's else, a device
-# function called in a statement of several lines (a compound statement's header is one: its end is
-# its body's)
+# function called in a statement of several lines
 RUNS_FALL_BACK = {"pass, docstrings and a string statement", "a for loop with else", "string statement in a device function",
-                  "a device function of a statement over several lines", "a device function called in an if header",
-                  "a device function whose one statement spans lines, called twice in a line"}
+                  "a device function of a statement over several lines"}
 
 
 @pytest.mark.parametrize("name", list(RUNS_TRICKY))
@@ -2432,12 +2429,11 @@ def test_a_kernel_launched_twice_counts_on(name):
     assert fallbacks[0] is None, fallbacks
 
 
-# -- where the lanes count other line runs (strict xfails, each the smallest kernel that shows it) -------
+# -- where the lanes once counted other line runs (each the smallest kernel that showed it) ---------------
 # Python reports a line once however many statements it holds: a one-line `if c: x`, `for ...: x`,
 # `while ...: x` or `x; y` is one line event (the loop's header once at entry and at each jump back,
 # a one-line while's once fewer: its jump back goes to the body, on the same line), where the lanes
 # count each statement of the line as a run of it.
-@pytest.mark.xfail(strict=True, reason="lanes differ: a line of several statements counts once per statement")
 @pytest.mark.parametrize("body", [
     """
     @cuda.jit
@@ -2467,8 +2463,6 @@ def test_a_line_of_several_statements_counts_once(body):
     same_runs(body, threads=32)
 
 
-@pytest.mark.xfail(strict=True, reason="lanes differ: an if header over lines whose body is on its last line: "
-                                       "Python reports the header's lines twice (9, 10, 9, 10), the lanes once")
 def test_an_if_header_over_lines_with_its_body_on_the_last():
     same_runs("""
         @cuda.jit
@@ -2479,8 +2473,6 @@ def test_an_if_header_over_lines_with_its_body_on_the_last():
         """, threads=32)  # thread by thread only (0, 9, 0, 2) and (0, 10, 0, 2)
 
 
-@pytest.mark.xfail(strict=True, reason="lanes differ: blocks run one by one keep their line counts in LineRuns "
-                                       "when a later block falls back, so the thread-by-thread rerun counts them twice")
 def test_blocks_one_by_one_then_a_fallback_keep_no_counts():
     # together: block 1 reads out[0] before block 0 writes it (the order check), so block by block;
     # block 0 runs as lanes, then block 1 (which now reads 1.0) has a range() step differing by thread

@@ -248,6 +248,8 @@ def run_lanes(launch) -> None:
     if follow is not None:
         if follow.counts or follow.last:  # an earlier launch's counts carry on: thread by thread
             raise Fallback("each warp's runs of each line, after another launch")
+        if _lines_shared(tree):  # Python's line events are per line, the lanes' per statement
+            raise Fallback("each warp's runs of a line that holds two statements")
         runner.follow = follow
     # the lines that ran, as the tracer would have seen them: the tracer itself is off meanwhile,
     # or it would follow every call of this module
@@ -354,6 +356,7 @@ class Lanes:
         self.barriers: list = []
         self.n_events = 0
         self.steps = self.busy = 0  # statements run, and the lanes at work in them
+        self.kept_counts: list = []
         if self.follow is not None:
             from collections import defaultdict
 
@@ -374,6 +377,7 @@ class Lanes:
             raise
         except KernelTimeoutInLanes as e:
             self._timeout(e.args[0])
+            self._hand_counts()
             return
         except (RecursionError, MemoryError):
             del trace.arrays[n_arrays:]
@@ -381,6 +385,7 @@ class Lanes:
             launch.ran_blocks = None
             raise Fallback("too deep or too large for the lanes") from None
         self._keep_events()
+        self._hand_counts()
         trace.barriers.extend(self.barriers)
         for la in self.globals_arrays:
             sim = la.sim
@@ -499,8 +504,8 @@ class Lanes:
         self._check_order()
         self._name_shared()
         self.block_events.append(self._ordered())
-        if self.follow is not None:
-            self._keep_counts()
+        if self.follow is not None:  # into LineRuns once the whole launch has run as lanes
+            self.kept_counts.append(self._counts_of_group())
         for k, b in enumerate(blocks):  # block by block, as they would have run
             for phase, line in self.group_barriers[k]:
                 self.barriers.append(BarrierRecord(b[:launch.grid_nd], phase, line, "syncthreads"))
@@ -670,15 +675,20 @@ class Lanes:
         for w, p, *trip in keys.T.tolist():
             runs[w].add((p, line, caller, trip[0] if headers is None else tuple(trip)))
 
-    def _keep_counts(self):
-        """The group's counts and last lines, into LineRuns' own (a later launch goes on from them)."""
-        follow = self.follow
+    def _hand_counts(self):
+        if self.follow is not None:
+            for counts, last in self.kept_counts:
+                self.follow.counts.update(counts)
+                self.follow.last.update(last)
+
+    def _counts_of_group(self) -> tuple:
+        """The group's counts and last lines, by thread, for LineRuns' own (a later launch goes on
+        from them): kept aside until the launch ends, since a later group may still fall back."""
         tids = (self.block_bases[self.blk] + self.lin).tolist()
-        for line, c in self.line_counts.items():
-            for lane in np.flatnonzero(c).tolist():
-                follow.counts[(tids[lane], line)] = int(c[lane])
-        for lane in np.flatnonzero(self.last_line >= 0).tolist():
-            follow.last[tids[lane]] = int(self.last_line[lane])
+        counts = {(tids[lane], line): int(c[lane]) for line, c in self.line_counts.items()
+                  for lane in np.flatnonzero(c).tolist()}
+        last = {tids[lane]: int(self.last_line[lane]) for lane in np.flatnonzero(self.last_line >= 0).tolist()}
+        return counts, last
 
     def statement(self, st, m, frame):
         kind = type(st)
@@ -1212,14 +1222,15 @@ class Lanes:
         if depth > 20:
             raise Fallback("device functions nested too deep")
         self._depth = depth + 1
-        line = self.line
+        line, stmt = self.line, self.stmt
         try:
             inner = Frame(self.n, _code_lines(f), _local_names(tree))
             inner.caller = self.call_line
-            if self.follow is not None and self.stmt is not None and \
-                    (self.stmt.end_lineno or self.stmt.lineno) != self.stmt.lineno:
+            if self.follow is not None and self.stmt is not None and _last_line(self.stmt) != self.stmt.lineno:
                 # thread by thread its later lines count the statement again after the call returns
                 raise Fallback("a device function called in a statement of several lines")
+            if self.follow is not None and _lines_shared(tree):
+                raise Fallback("each warp's runs of a line that holds two statements")
             if self.lines is not None:
                 self.lines.add(f.__code__.co_firstlineno)
             for p, a in zip(tree.args.args, args):
@@ -1231,7 +1242,7 @@ class Lanes:
             return ret
         finally:
             self._depth = depth
-            self.line = line
+            self.line, self.stmt = line, stmt
 
     def math(self, f, args, m):
         if not all(_is_number(a) for a in args):
@@ -1554,6 +1565,37 @@ def _writes_before(order, cells, writes):
     out = np.empty(len(order), dtype=np.int64)
     out[order] = before
     return out
+
+
+def _last_line(st) -> int:
+    """The last line of a statement's own text: a compound statement's header, not its body."""
+    if isinstance(st, (ast.If, ast.While)):
+        return st.test.end_lineno or st.lineno
+    if isinstance(st, ast.For):
+        return st.iter.end_lineno or st.lineno
+    return st.end_lineno or st.lineno
+
+
+def _lines_shared(tree) -> bool:
+    """Whether two statements of the function (a header and its body, `a; b`) share a line."""
+    found = _SHARED_LINES.get(tree)
+    if found is None:
+        found = _SHARED_LINES[tree] = _share_lines(tree)
+    return found
+
+
+_SHARED_LINES: dict = {}
+
+
+def _share_lines(tree) -> bool:
+    seen: set = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and node is not tree:
+            lines = set(range(node.lineno, _last_line(node) + 1))
+            if lines & seen:
+                return True
+            seen |= lines
+    return False
 
 
 def _shape(shape) -> tuple:
