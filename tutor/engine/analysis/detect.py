@@ -395,7 +395,12 @@ def _suspect_cells(trace: Trace, spaces: list):
     is_write = op == WRITE
     suspects = set()
     # one block, one phase
-    order = np.lexsort((tid, phase, block, cell))
+    run = (block * (int(phase.max()) + 1) + phase) * trace.threads_per_block + tid % trace.threads_per_block
+    if columns is not None and len(run) > 1 and bool((run[1:] >= run[:-1]).all()):
+        # a lanes trace is already in block, phase and thread order: sorting by cell, stably, is enough
+        order = np.argsort(cell, kind="stable")
+    else:
+        order = np.lexsort((tid, phase, block, cell))
     c, b, p, t, w = cell[order], block[order], phase[order], tid[order], is_write[order]
     new_group = np.ones(len(order), dtype=bool)
     new_group[1:] = (c[1:] != c[:-1]) | (b[1:] != b[:-1]) | (p[1:] != p[:-1])
@@ -410,7 +415,10 @@ def _suspect_cells(trace: Trace, spaces: list):
     is_global = np.array([spaces[a] == GLOBAL for a in range(len(spaces))])[aid]
     if is_global.any():
         gi = np.flatnonzero(is_global)
-        order = gi[np.lexsort((block[gi], cell[gi]))]
+        if columns is not None and bool((block[gi][1:] >= block[gi][:-1]).all()):
+            order = gi[np.argsort(cell[gi], kind="stable")]  # blocks in order already
+        else:
+            order = gi[np.lexsort((block[gi], cell[gi]))]
         c, b, w = cell[order], block[order], is_write[order]
         new_group = np.ones(len(order), dtype=bool)
         new_group[1:] = c[1:] != c[:-1]

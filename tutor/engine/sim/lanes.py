@@ -148,13 +148,14 @@ class Frame:
     """One function's run: its variables, and the lanes that have returned (with what)."""
 
     __slots__ = ("vars", "partial", "dead", "ret", "valued", "version", "loops", "code_lines", "local_names",
-                 "caller")
+                 "caller", "checked")
 
     def __init__(self, n, code_lines=frozenset(), local_names=frozenset()):
         self.code_lines = code_lines  # the lines of the function that hold instructions
         self.local_names = local_names  # the names Python makes local to the function
         self.valued = np.zeros(n, dtype=bool)  # the lanes that returned a value
         self.caller = 0  # the line that called it (0: the kernel)
+        self.checked: dict = {}  # name -> the mask it was last read under, held in every lane of it
         self.vars: dict = {}
         self.partial: dict = {}  # name -> lanes that hold it, for a name bound in some lanes only
         self.dead = np.zeros(n, dtype=bool)
@@ -275,6 +276,7 @@ class Lanes:
         self.n_events = 0
         self.line = tree.lineno
         self.stmt = None  # the statement running now
+        self._mask = self._lanes = None  # lanes_of's last mask and its lanes
         self.call_line = 0
         self.lines = None  # the lines that ran, where someone asks (run_lanes)
         self.follow = None  # a LineRuns (sim/linecounts.py): each warp's runs of each line, counted here
@@ -462,6 +464,7 @@ class Lanes:
         gx, gy, _ = launch.grid
         self.block_bases = np.array([(b[0] + b[1] * gx + b[2] * gx * gy) * self.tpb for b in blocks], dtype=np.int64)
         self.phases = np.zeros(len(blocks), dtype=np.int64)  # each block's barriers passed
+        self.phases_even = True  # every block of the group at the same phase
         # each lane's warp primitives passed (the thread-by-thread run resumes threads round by round
         # at them), and syncwarps passed (the trace's warp phase)
         self.rounds = np.zeros(self.n, dtype=np.int64)
@@ -496,14 +499,15 @@ class Lanes:
             if type(e).__name__ == "KernelTimeout":
                 launch.running = False  # the watchdog alarms every 50 ms past its deadline: not in here
                 self._name_shared()
-                self.block_events.append(self._ordered())
+                self.block_events.append(self._ordered(self._gather()))
                 raise KernelTimeoutInLanes(e) from None
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
             raise Fallback(f"{type(e).__name__}: {e}") from None
-        self._check_order()
+        gathered = self._gather()
+        self._check_order(gathered)
         self._name_shared()
-        self.block_events.append(self._ordered())
+        self.block_events.append(self._ordered(gathered))
         if self.follow is not None:  # into LineRuns once the whole launch has run as lanes
             self.kept_counts.append(self._counts_of_group())
         for k, b in enumerate(blocks):  # block by block, as they would have run
@@ -526,10 +530,18 @@ class Lanes:
                 self.remap[int(la.aids[k])] = sim.aid
 
     def _columns(self, chunks, key):
-        """One field of every chunk, an entry per access (aid and phase may be one per lane)."""
-        if key in (2, 6, 7, 8) and any(np.ndim(c[key]) for c in chunks):
-            return np.concatenate([np.broadcast_to(np.asarray(c[key], dtype=np.int64), (len(c[0]),)) for c in chunks])
-        return np.repeat(np.array([c[key] for c in chunks], dtype=np.int64), [len(c[0]) for c in chunks])
+        """One field of every chunk, an entry per access (aid, phase, round and warp phase may be
+        one per lane)."""
+        sizes = [len(c[0]) for c in chunks]
+        if key not in (2, 6, 7, 8):
+            return np.repeat(np.array([c[key] for c in chunks], dtype=np.int64), sizes)
+        per_lane = [n for n, c in enumerate(chunks) if type(c[key]) is np.ndarray]
+        out = np.repeat(np.array([0 if type(c[key]) is np.ndarray else c[key] for c in chunks], dtype=np.int64), sizes)
+        if per_lane:
+            starts = np.cumsum([0] + sizes).tolist()
+            for n in per_lane:
+                out[starts[n]:starts[n + 1]] = chunks[n][key]
+        return out
 
     def _thread_order(self, lanes, phases, rounds=None):
         """Each access's place in the thread-by-thread run: block by block, then phase by phase,
@@ -541,17 +553,26 @@ class Lanes:
         turns = int(rounds.max()) + 1
         return (((lanes // self.tpb) * span + phases) * turns + rounds) * self.tpb + lanes % self.tpb
 
-    def _ordered(self) -> dict | None:
-        """The group's events as columns, in the order the thread-by-thread simulator makes them:
-        block by block, phase by phase, thread by thread, each thread's in its program order."""
+    def _gather(self) -> dict | None:
+        """The group's accesses as arrays, and their order in the thread-by-thread run."""
         chunks = self.chunks
         if not chunks:
             return None
         lanes = np.concatenate([c[0] for c in chunks])
         phases = self._columns(chunks, 6)
-        order = np.argsort(self._thread_order(lanes, phases, self._columns(chunks, 7) if self.warped else None),
-                           kind="stable")
-        aids = self._columns(chunks, 2)
+        rounds = self._columns(chunks, 7) if self.warped else None
+        return {"lanes": lanes, "phases": phases, "aids": self._columns(chunks, 2), "ops": self._columns(chunks, 1),
+                "flats": np.concatenate([c[3] for c in chunks]),
+                "order": np.argsort(self._thread_order(lanes, phases, rounds), kind="stable")}
+
+    def _ordered(self, g: dict | None) -> dict | None:
+        """The group's events as columns, in the order the thread-by-thread simulator makes them:
+        block by block, phase by phase, thread by thread, each thread's in its program order."""
+        if g is None:
+            return None
+        chunks = self.chunks
+        order = g["order"]
+        aids = g["aids"]
         if self.remap:
             placeholder = aids >= PLACEHOLDER
             if placeholder.any():
@@ -559,14 +580,14 @@ class Lanes:
                 for temp, real in self.remap.items():
                     table[temp - PLACEHOLDER] = real
                 aids = np.where(placeholder, table[np.where(placeholder, aids - PLACEHOLDER, 0)], aids)
-        lanes = lanes[order]
+        lanes = g["lanes"][order]
         cols = {
             "tid": self.block_bases[lanes // self.tpb] + lanes % self.tpb,
-            "op": self._columns(chunks, 1)[order],
+            "op": g["ops"][order],
             "aid": aids[order],
-            "flat": np.concatenate([c[3] for c in chunks])[order],
+            "flat": g["flats"][order],
             "line": self._columns(chunks, 5)[order],
-            "phase": phases[order],
+            "phase": g["phases"][order],
         }
         if self.warped:
             cols["wphase"] = self._columns(chunks, 8)[order]
@@ -580,37 +601,43 @@ class Lanes:
             cols["value"] = [every[i] for i in order.tolist()]
         return cols
 
-    def _check_order(self):
+    def _check_order(self, g: dict | None):
         """Raise Fallback where the order threads run in could change a value: a cell that some
         thread writes (or updates atomically), where an access would come after another number of
         its writes in the thread-by-thread order (block by block, phase by phase, thread by thread)
         than in the lanes'. Where none does, every read sees the same write and the writes land in
         the same order, so a race the lanes ran is the same race, with the same values, for the
         detectors."""
-        chunks = self.chunks
-        written = {int(a) for c in chunks if c[1] != READ for a in np.unique(c[2])}
-        chunks = [c for c in chunks if (int(c[2]) in written if np.ndim(c[2]) == 0 else True)]
-        if not chunks:
+        if g is None:
             return
-        sizes = [len(c[0]) for c in chunks]
-        lanes = np.concatenate([c[0] for c in chunks])
-        cells = np.concatenate([c[3] for c in chunks]) + (self._columns(chunks, 2) << 40)
-        phases = self._columns(chunks, 6)
-        writes = np.repeat(np.array([c[1] != READ for c in chunks]), sizes)
-        seq = np.arange(len(lanes))
-        rounds = self._columns(chunks, 7) if self.warped else None
-        as_threads = _writes_before(np.lexsort((seq, self._thread_order(lanes, phases, rounds), cells)), cells, writes)
-        as_lanes = _writes_before(np.lexsort((seq, cells)), cells, writes)
-        if (as_threads != as_lanes).any():
+        writes = g["ops"] != READ
+        if not writes.any():
+            return
+        aids = g["aids"]
+        chosen = np.isin(aids, np.unique(aids[writes]))  # arrays nobody writes cannot differ
+        cells = g["flats"] + (aids << 40)
+        as_threads = g["order"][chosen[g["order"]]]
+        as_threads = as_threads[np.argsort(cells[as_threads], kind="stable")]  # by cell, then as threads run
+        as_lanes = np.flatnonzero(chosen)
+        as_lanes = as_lanes[np.argsort(cells[as_lanes], kind="stable")]  # by cell, then as the lanes ran
+        n = len(cells)
+        if (_writes_before(as_threads, cells, writes, n) != _writes_before(as_lanes, cells, writes, n)).any():
             raise OrderFallback("a cell whose reads would see other writes, thread by thread")
 
+    def lanes_of(self, m):
+        """np.flatnonzero(m), for the mask the statement runs under (asked for at every access)."""
+        if m is self._mask:
+            return self._lanes
+        self._mask, self._lanes = m, np.flatnonzero(m)
+        return self._lanes
+
     def record(self, mask, op, arr, flats, values, line):
-        lanes = np.flatnonzero(mask)
+        lanes = self.lanes_of(mask)
         self.n_events += len(lanes)
         if self.n_events > self.max_events:  # thread by thread, the watchdog words it
             raise Fallback(f"more than {self.max_events:,} memory accesses")
         aid = arr.aid if arr.aids is None else arr.aids[self.blk[lanes]]
-        phase = self.phases[0] if self.B == 1 else self.phases[self.blk[lanes]]
+        phase = int(self.phases[0]) if self.B == 1 or self.phases_even else self.phases[self.blk[lanes]]
         if self.warped:
             self.chunks.append((lanes, op, aid, flats, values, line, phase, self.rounds[lanes], self.wphases[lanes]))
         else:
@@ -669,9 +696,17 @@ class Lanes:
         parts = [counts[line][lanes]] if headers is None else \
             [counts[h][lanes] if h in counts else np.zeros(len(lanes), dtype=np.int64) for h in headers]
         phases = self.phases[self.blk[lanes]]
-        keys = np.unique(np.stack([self.warp_keys[lanes], phases, *parts]), axis=1)
         runs = self.launch.trace.line_runs
         caller = frame.caller
+        warps = self.warp_keys[lanes]  # non-decreasing, as the lanes are
+        if all(int(c[0]) == int(c[-1]) and not (c != c[0]).any() for c in (phases, *parts)):
+            # every lane at the same phase and trip (a uniform loop): one run per warp
+            key = (int(phases[0]), line, caller, int(parts[0][0]) if headers is None else tuple(int(c[0]) for c in parts))
+            firsts = np.flatnonzero(np.diff(warps, prepend=-1))
+            for w in warps[firsts].tolist():
+                runs[w].add(key)
+            return
+        keys = np.unique(np.stack([warps, phases, *parts]), axis=1)
         for w, p, *trip in keys.T.tolist():
             runs[w].add((p, line, caller, trip[0] if headers is None else tuple(trip)))
 
@@ -990,8 +1025,10 @@ class Lanes:
         vars_ = frame.vars
         if name in vars_:
             held = frame.partial.get(name)
-            if held is not None and (m & ~held).any():
-                raise Fallback(f"`{name}` read where it was never set")
+            if held is not None and frame.checked.get(name) is not m:
+                if (m & ~held).any():
+                    raise Fallback(f"`{name}` read where it was never set")
+                frame.checked[name] = m  # read under this mask before: set in every lane of it
             return vars_[name]
         return self.lookup(name, m, frame)
 
@@ -1359,6 +1396,7 @@ class Lanes:
         for k in passing:
             self.group_barriers[k].append((int(self.phases[k]), line))
             self.phases[k] += 1
+        self.phases_even = bool((self.phases == self.phases[0]).all())
         return None
 
     def shared_array(self, node, args):
@@ -1473,24 +1511,28 @@ class Lanes:
             idx = (idx,)
         if len(idx) != len(arr.shape):
             raise Fallback("a partial index (a view)")
-        lanes = m
         flat = 0
+        bad = None
         for k, n, s in zip(idx, arr.shape, arr.strides):
             if isinstance(k, np.ndarray):
-                if k.dtype.kind not in "iu":
+                if k.dtype == np.int64:
+                    out = k.view(np.uint64) >= n  # a negative index is a huge unsigned one
+                elif k.dtype.kind in "iu":
+                    out = (k < 0) | (k >= n)
+                else:
                     raise Fallback("an index that is not an integer")
-                k = k[lanes]
-                if ((k < 0) | (k >= n)).any():
-                    raise Fallback("an index out of bounds")
+                bad = out if bad is None else bad | out
             elif type(k) is int:
                 if not 0 <= k < n:
                     raise Fallback("an index out of bounds")
             else:
                 raise Fallback("an index that is not an integer")
-            flat = flat + k * s
+            flat = flat + k * s  # every lane's (garbage where inactive), then the active ones'
+        if bad is not None and (bad & m).any():
+            raise Fallback("an index out of bounds")
         if not isinstance(flat, np.ndarray):
-            flat = np.full(int(m.sum()), flat, dtype=np.int64)
-        return flat
+            return np.full(len(self.lanes_of(m)), flat, dtype=np.int64)
+        return flat[m]
 
     def read(self, arr, flats, m, line):
         if type(arr) is LocalLanes:
@@ -1553,16 +1595,17 @@ class _Dim:
         raise Fallback(f"dim3.{attr}")
 
 
-def _writes_before(order, cells, writes):
-    """For each access (by position), how many writes to its cell came before it in `order`:
-    where two orders agree on it for every access, every read sees the same write."""
+def _writes_before(order, cells, writes, n):
+    """For each access (by position, of n) that `order` holds, how many writes to its cell came
+    before it in `order`: where two orders agree on it for every access, every read sees the same
+    write."""
     c, w = cells[order], writes[order].astype(np.int64)
     new = np.ones(len(order), dtype=bool)
     new[1:] = c[1:] != c[:-1]
     before = np.cumsum(w) - w
     starts = np.flatnonzero(new)
     before -= np.repeat(before[starts], np.diff(np.append(starts, len(order))))
-    out = np.empty(len(order), dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
     out[order] = before
     return out
 
