@@ -337,20 +337,9 @@ class FakeCuda:
         self.const = _Namespace("cuda.const", array_like=self._const_array_like)
         self.atomic = _Namespace(
             "cuda.atomic",
-            add=self._atomic_op(lambda old, v: old + v),
-            sub=self._atomic_op(lambda old, v: old - v),
-            max=self._atomic_op(_nan_max),
-            min=self._atomic_op(_nan_min),
-            nanmax=self._atomic_op(_nan_max),
-            nanmin=self._atomic_op(_nan_min),
-            exch=self._atomic_op(lambda old, v: v),
+            **{name: self._atomic_op(update) for name, update in ATOMIC_UPDATES.items()},
             cas=self._atomic_cas,
             compare_and_swap=lambda ary, old, val: self._atomic_cas(ary, 0, old, val, depth=3),
-            inc=self._atomic_op(lambda old, v: 0 if old >= v else old + 1),
-            dec=self._atomic_op(lambda old, v: v if (old == 0 or old > v) else old - 1),
-            and_=self._atomic_op(lambda old, v: old & v),
-            or_=self._atomic_op(lambda old, v: old | v),
-            xor=self._atomic_op(lambda old, v: old ^ v),
         )
         setattr(self.atomic, "and", self.atomic.and_)
         setattr(self.atomic, "or", self.atomic.or_)
@@ -690,6 +679,16 @@ def _nan_min(old, v):
     if v != v:
         return old
     return old if old <= v else v
+
+
+# What each cuda.atomic operation stores, from the old value and the thread's: one table for the
+# thread-by-thread simulator (FakeCuda.atomic) and the lanes (lanes.py)
+ATOMIC_UPDATES = {
+    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "max": _nan_max, "min": _nan_min,
+    "nanmax": _nan_max, "nanmin": _nan_min, "exch": lambda old, v: v,
+    "inc": lambda old, v: 0 if old >= v else old + 1, "dec": lambda old, v: v if (old == 0 or old > v) else old - 1,
+    "and_": lambda old, v: old & v, "or_": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
+}
 
 
 def _garbage(dtype: np.dtype):

@@ -29,8 +29,8 @@ import sys
 import numpy as np
 
 from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord, LazyEvents
-from .fakecuda import FakeCuda, FakeNumba, ScalarType, _nan_max, _nan_min, dtype_of
-from .simarray import _INT_RANGES
+from .fakecuda import ATOMIC_UPDATES, SCALARS, FakeCuda, FakeNumba, ScalarType, dtype_of
+from .simarray import _INT_RANGES, KernelTimeout, shape_of
 
 # A launch whose blocks, grouped, hold fewer threads runs thread by thread: a statement's numpy
 # calls cost more than the few Python calls they replace (40 threads run twice as fast so).
@@ -280,9 +280,7 @@ class Lanes:
         self.call_line = 0
         self.lines = None  # the lines that ran, where someone asks (run_lanes)
         self.follow = None  # a LineRuns (sim/linecounts.py): each warp's runs of each line, counted here
-        self.atomic_names = {id(getattr(self.cuda.atomic, name)): name for name in
-                             ("add", "sub", "max", "min", "nanmax", "nanmin", "exch", "inc", "dec", "and_", "or_",
-                              "xor")}
+        self.atomic_names = {id(getattr(self.cuda.atomic, name)): name for name in ATOMIC_UPDATES}
 
     def _setup(self, blocks: int):
         """Lanes for `blocks` blocks at once: block k's threads are lanes k * tpb to (k + 1) * tpb."""
@@ -437,9 +435,7 @@ class Lanes:
         k = lane // self.tpb
         # as block after block: the group's blocks up to this one passed their barriers, and this
         # one's threads stop
-        for j in range(k + 1):
-            for phase, line in self.group_barriers[j]:
-                self.barriers.append(BarrierRecord(self.group[j][:launch.grid_nd], phase, line, "syncthreads"))
+        self._keep_barriers(k + 1)
         launch.trace.barriers.extend(self.barriers)
         block = self.group[k][:launch.grid_nd]
         thread = (int(self.tidx.x[lane]), int(self.tidx.y[lane]), int(self.tidx.z[lane]))[:launch.block_nd]
@@ -493,16 +489,14 @@ class Lanes:
         try:
             with np.errstate(all="ignore"):
                 self.body(self.tree.body, self.all, frame)
-        except Fallback:
+        except (Fallback, KeyboardInterrupt, SystemExit):
             raise
+        except KernelTimeout as e:
+            launch.running = False  # the watchdog alarms every 50 ms past its deadline: not in here
+            self._name_shared()
+            self.block_events.append(self._ordered(self._gather()))
+            raise KernelTimeoutInLanes(e) from None
         except BaseException as e:
-            if type(e).__name__ == "KernelTimeout":
-                launch.running = False  # the watchdog alarms every 50 ms past its deadline: not in here
-                self._name_shared()
-                self.block_events.append(self._ordered(self._gather()))
-                raise KernelTimeoutInLanes(e) from None
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
             raise Fallback(f"{type(e).__name__}: {e}") from None
         gathered = self._gather()
         self._check_order(gathered)
@@ -510,9 +504,13 @@ class Lanes:
         self.block_events.append(self._ordered(gathered))
         if self.follow is not None:  # into LineRuns once the whole launch has run as lanes
             self.kept_counts.append(self._counts_of_group())
-        for k, b in enumerate(blocks):  # block by block, as they would have run
-            for phase, line in self.group_barriers[k]:
-                self.barriers.append(BarrierRecord(b[:launch.grid_nd], phase, line, "syncthreads"))
+        self._keep_barriers(len(blocks))
+
+    def _keep_barriers(self, blocks: int):
+        """The barriers the group's first `blocks` blocks passed, block by block, as they would have run."""
+        nd = self.launch.grid_nd
+        for b, passed in zip(self.group[:blocks], self.group_barriers):
+            self.barriers += [BarrierRecord(b[:nd], phase, line, "syncthreads") for phase, line in passed]
 
     def _name_shared(self):
         """The group's shared arrays get their ids as the thread-by-thread run gives them: block
@@ -1101,7 +1099,7 @@ class Lanes:
             if attr == "ndim":
                 return len(obj.shape)
             raise Fallback(f"local array.{attr}")
-        if obj is self.cuda.atomic and attr in _ATOMIC_UPDATES:
+        if obj is self.cuda.atomic and attr in ATOMIC_UPDATES:
             return getattr(obj, attr)
         if type(obj).__name__ == "_Namespace" and attr in _SCALAR_NAMES:
             return getattr(obj, attr)
@@ -1411,7 +1409,7 @@ class Lanes:
         if isinstance(shape, np.ndarray) or (isinstance(shape, tuple) and any(isinstance(s, np.ndarray)
                                                                                for s in shape)):
             raise Fallback("a shared array's shape that differs between threads")
-        shape = _shape(shape)
+        shape = shape_of(shape)
         st = dtype_of(dtype)
         if st.np_dtype.name in ("bool", "uint64"):
             raise Fallback("a shared array of bool or uint64")
@@ -1448,7 +1446,7 @@ class Lanes:
         st = dtype_of(dtype)
         if st.is_int:
             raise Fallback("an integer local array")
-        return LocalLanes(self.n, _shape(shape))
+        return LocalLanes(self.n, shape_of(shape))
 
     def local_index(self, arr, idx, m):
         if not isinstance(idx, tuple):
@@ -1479,7 +1477,7 @@ class Lanes:
         cells = self.storage(arr, flats, m)
         if arr.written is not None and not arr.written[cells].all():
             raise Fallback("an atomic on unwritten memory")
-        update = _ATOMIC_UPDATES[name]
+        update = ATOMIC_UPDATES[name]
         lanes = np.flatnonzero(m)
         vals = np.broadcast_to(val, (self.n,))[lanes].tolist() if isinstance(val, np.ndarray) else [val] * len(lanes)
         data = arr.data
@@ -1639,12 +1637,6 @@ def _share_lines(tree) -> bool:
                 return True
             seen |= lines
     return False
-
-
-def _shape(shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
 
 
 def _local_names(tree) -> frozenset:
@@ -1809,18 +1801,10 @@ _MATH = {"sqrt", "exp", "log", "log2", "log10", "log1p", "expm1", "sin", "cos", 
          "asin", "acos", "atan", "atan2", "floor", "ceil", "fabs", "pow", "erf", "erfc", "hypot", "isnan",
          "isinf", "isfinite", "trunc", "copysign", "fmod", "gamma", "lgamma", "exp2", "cbrt"}
 _MATH_FUNCS = {getattr(math, n) for n in _MATH if hasattr(math, n)}
-_SCALAR_NAMES = {"float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-                 "uint64", "boolean", "float_", "double", "intp", "int_", "uint", "b1", "f4", "f8", "i4", "i8",
-                 "types"}
+_SCALAR_NAMES = {name for name, st in SCALARS.items() if st is not None} | {"types"}  # numba.float32, ...
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
            ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
            ast.LShift: operator.lshift, ast.RShift: operator.rshift}
 _CMPOPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
            ast.Eq: operator.eq, ast.NotEq: operator.ne}
-_ATOMIC_UPDATES = {
-    "add": lambda old, v: old + v, "sub": lambda old, v: old - v, "max": _nan_max, "min": _nan_min,
-    "nanmax": _nan_max, "nanmin": _nan_min, "exch": lambda old, v: v,
-    "inc": lambda old, v: 0 if old >= v else old + 1, "dec": lambda old, v: v if (old == 0 or old > v) else old - 1,
-    "and_": lambda old, v: old & v, "or_": lambda old, v: old | v, "xor": lambda old, v: old ^ v,
-}

@@ -31,21 +31,11 @@ from .devicearray import memory_of
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
 from .hostapi import check_launchable, launch_config
 from .index_words import not_an_array
-from .simarray import NeedsCheckedRun, SimArray, fast_local, new_array
+from .simarray import KernelTimeout, NeedsCheckedRun, SimArray, fast_local, new_array, shape_of
 from ..trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
 
 _DONE = object()
 _DYNAMIC = "dynamic shared memory"  # the key of a block's dynamic shared array among its shared arrays
-
-
-class KernelTimeout(BaseException):
-    """Raised inside the running kernel when its time or its trace size runs out.
-
-    A BaseException so that a learner's `except Exception` cannot swallow it."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 class StopLaunch(Exception):
@@ -608,7 +598,7 @@ class Launch:
         key = (frame.f_code, frame.f_lasti)
         arr = self._shared.get(key)
         if arr is None:
-            shape = _shape(shape)
+            shape = shape_of(shape)
             line = frame.f_lineno
             if shape == (0,):
                 arr = self._dynamic_shared(dtype, line)
@@ -634,10 +624,10 @@ class Launch:
     def local_array(self, shape, dtype: ScalarType, frame):
         t = self._cur
         if self.fast_local and not dtype.is_int:
-            a = fast_local(_shape(shape), dtype.np_dtype.name, self)
+            a = fast_local(shape_of(shape), dtype.np_dtype.name, self)
             self._fast_locals.append(a)
             return a
-        return self._new_array(_shape(shape), dtype, LOCAL, frame.f_lineno, thread=_tdim(self, t),
+        return self._new_array(shape_of(shape), dtype, LOCAL, frame.f_lineno, thread=_tdim(self, t),
                                block=self.block_pos[:self.grid_nd], quiet=not self.trace_local)
 
     def const_array(self, ary, frame=None):
@@ -825,12 +815,6 @@ def _host_values(data, dtype) -> np.ndarray:
             raise
         mask = (1 << (8 * dtype.itemsize)) - 1
         return np.asarray([v & mask for v in data], dtype=f"u{dtype.itemsize}").view(dtype)
-
-
-def _shape(shape) -> tuple:
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(int(s) for s in shape)
 
 
 def _tdim(launch, t) -> tuple:

@@ -352,6 +352,25 @@ class ContiguousND(SimArray):
         self._set(idx, value, 2)
 
 
+class KernelTimeout(BaseException):
+    """Raised inside the running kernel when its time or its trace size runs out (launch.watchdog).
+
+    A BaseException so that a learner's `except Exception` cannot swallow it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def shape_of(shape) -> tuple:
+    """A shared or local array's shape as a tuple of ints, as `cuda.*.array(shape, ...)` takes it."""
+    import numpy as np
+
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
 class NeedsCheckedRun(BaseException):
     """A launch with FastLocal arrays met something only the checked arrays judge: it is run again
     from its inputs with them. A BaseException, so that a kernel's `except Exception` cannot
