@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
-import textwrap
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ import pytest
 from lanes_pair import compare_module, compare_source
 from tutor.engine.task_child import FILENAME
 from tutor.engine.judge import configs_for, fresh_output, make_inputs
-from tutor.engine.sim import lanes
 from tutor.puzzles import load_catalog
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
