@@ -283,23 +283,26 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
 
 
 def _global_atomics(trace) -> bool:
-    from .trace import ATOMIC, GLOBAL
+    from .trace import ATOMIC, GLOBAL, int_columns
 
-    spaces = [a.space for a in trace.arrays]
-    return any(e[1] == ATOMIC and spaces[e[2]] == GLOBAL for e in trace.events)
+    if not trace.events:
+        return False
+    op, aid = int_columns(trace, ("op", "aid"))
+    is_global = np.array([a.space == GLOBAL for a in trace.arrays], dtype=bool)
+    return bool(((op == ATOMIC) & is_global[aid]).any())
 
 
 def _out_writes(trace):
-    """(block's linear number, flat cell) of every write or atomic into launch()'s `out` in `trace`."""
-    from .trace import ATOMIC, WRITE
+    """(block's linear number, flat cell) of every write or atomic into launch()'s `out` in `trace`,
+    as two arrays."""
+    from .trace import ATOMIC, WRITE, int_columns
 
     roles = list(trace.roles or [])
-    if "out" not in roles:
-        return
-    aid, tpb = roles.index("out"), trace.threads_per_block
-    for e in trace.events:
-        if e[2] == aid and (e[1] == WRITE or e[1] == ATOMIC):
-            yield e[0] // tpb, e[3]
+    if "out" not in roles or not trace.events:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    tid, op, aid, flat = int_columns(trace, ("tid", "op", "aid", "flat"))
+    chosen = (aid == roles.index("out")) & ((op == WRITE) | (op == ATOMIC))
+    return tid[chosen] // trace.threads_per_block, flat[chosen]
 
 
 def _could_cover(trace, blocks, total: int, size: int) -> bool:
@@ -307,10 +310,11 @@ def _could_cover(trace, blocks, total: int, size: int) -> bool:
     write all `size` of them: if every cell is written, some block writes at least size / total."""
     if "out" not in (trace.roles or []) or not blocks:
         return True
-    cells: dict = {}
-    for block, flat in _out_writes(trace):
-        cells.setdefault(block, set()).add(flat)
-    most = max((len(c) for c in cells.values()), default=0)
+    block, flat = _out_writes(trace)
+    if not len(block):
+        return 0 >= size
+    pairs = np.unique(np.stack([block, flat]), axis=1)  # each (block, cell) once
+    most = int(np.bincount(pairs[0] - pairs[0].min()).max())
     return most * total >= size
 
 
@@ -318,10 +322,10 @@ def _written_by(trace, blocks, out_shape) -> np.ndarray:
     """The cells of `out` that `blocks` wrote in `trace` (a mask of out's shape, as uint8)."""
     mask = np.zeros(int(np.prod(out_shape)), dtype=np.uint8)
     gx, gy, _ = trace.grid
-    keep = {x + gx * (y + gy * z) for x, y, z in blocks}
-    for block, flat in _out_writes(trace):
-        if block in keep and isinstance(flat, int) and 0 <= flat < mask.size:
-            mask[flat] = 1
+    keep = np.array(sorted({x + gx * (y + gy * z) for x, y, z in blocks}), dtype=np.int64)
+    block, flat = _out_writes(trace)
+    chosen = np.isin(block, keep) & (flat >= 0) & (flat < mask.size)
+    mask[flat[chosen]] = 1
     return mask.reshape(out_shape)
 
 
@@ -354,21 +358,25 @@ def _judge_traces(traces, kernels=()):
     """(global bytes moved, failures with their line, block, thread and array, the first write into
     each input: {input index: {"line", "kernel"}})."""
     from .analysis import detect
-    from .trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, WRITE
+    from .trace import ATOMIC, GLOBAL, OOB_READ, OOB_WRITE, WRITE, int_columns
 
     moved, found, writes = 0, [], {}
     for n, (trace, failures) in enumerate(traces):
         found += [_issue(f) for f in failures]
-        spaces = [a.space for a in trace.arrays]
-        sizes = [np.dtype(a.dtype).itemsize for a in trace.arrays]
-        moved += sum(sizes[e[2]] for e in trace.events
-                     if spaces[e[2]] == GLOBAL and e[1] not in (OOB_READ, OOB_WRITE))
-        inputs = {aid: int(role.split(":")[1]) for aid, role in enumerate(trace.roles or [])
-                  if isinstance(role, str) and role.startswith("input:")}
-        if inputs:
-            for e in trace.events:
-                if e[1] in (WRITE, ATOMIC) and e[2] in inputs and str(inputs[e[2]]) not in writes:
-                    writes[str(inputs[e[2]])] = {"line": e[5], "kernel": kernels[n] if n < len(kernels) else "?"}
+        if trace.events:
+            op, aid, line = int_columns(trace, ("op", "aid", "line"))
+            # global bytes moved: each array's in-bounds accesses times its element's size
+            size = np.array([np.dtype(a.dtype).itemsize if a.space == GLOBAL else 0 for a in trace.arrays],
+                            dtype=np.int64)
+            in_bounds = (op != OOB_READ) & (op != OOB_WRITE)
+            moved += int(size[aid[in_bounds]].sum())
+            inputs = {aid: int(role.split(":")[1]) for aid, role in enumerate(trace.roles or [])
+                      if isinstance(role, str) and role.startswith("input:")}
+            stores = np.flatnonzero((op == WRITE) | (op == ATOMIC))
+            for a, index in inputs.items():
+                first = stores[aid[stores] == a]
+                if len(first) and str(index) not in writes:
+                    writes[str(index)] = {"line": int(line[first[0]]), "kernel": kernels[n] if n < len(kernels) else "?"}
         found += [_issue(f) for f in detect.find_all(trace, None)]
     return moved, found, writes
 

@@ -226,7 +226,13 @@ def _filled(name):
     return run
 
 
-for _name in ("__len__", "__iter__", "__getitem__", "__contains__", "__reversed__", "__eq__", "__ne__", "__lt__",
+def _length(self) -> int:
+    return len(self.columns["tid"]) if self._pending else list.__len__(self)
+
+
+LazyEvents.__len__ = _length  # how many, without building the tuples
+LazyEvents.__bool__ = lambda self: _length(self) > 0
+for _name in ("__iter__", "__getitem__", "__contains__", "__reversed__", "__eq__", "__ne__", "__lt__",
               "__le__", "__gt__", "__ge__", "__add__", "__mul__", "__rmul__", "__iadd__", "__imul__", "__setitem__",
               "__delitem__", "__repr__", "__str__", "__format__", "__sizeof__", "append", "extend", "insert", "pop",
               "remove", "clear", "index", "count", "copy", "sort", "reverse"):
@@ -239,3 +245,26 @@ def event_columns(trace) -> dict | None:
     then the caller reads the tuples."""
     events = trace.events
     return events.columns if type(events) is LazyEvents else None
+
+
+_FIELDS = {"tid": TID, "op": OP, "aid": AID, "flat": FLAT, "line": LINE, "phase": PHASE}
+
+
+def int_columns(trace, keys) -> list:
+    """The named integer fields of every event, as int64 arrays: the lanes' own columns, or built
+    once from the tuples. An out-of-bounds event's flat (the index it tried) reads -1."""
+    import numpy as np
+
+    columns = event_columns(trace)
+    if columns is not None:
+        return [np.asarray(columns[k], dtype=np.int64) for k in keys]
+    events = trace.events
+    n = len(events)
+    out = []
+    for k in keys:
+        i = _FIELDS[k]
+        if k == "flat":
+            out.append(np.fromiter((e[3] if type(e[3]) is int else -1 for e in events), dtype=np.int64, count=n))
+        else:
+            out.append(np.fromiter((e[i] for e in events), dtype=np.int64, count=n))
+    return out

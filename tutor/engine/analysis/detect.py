@@ -13,6 +13,7 @@ from collections import Counter
 
 from ..trace import (ATOMIC, GLOBAL, LOCAL, OOB_READ, OOB_WRITE, READ, SHARED, UNINIT_READ, WRITE, Trace, event_columns,
                     fmt_dim)
+from ..contested import contested
 from ..verdict import Failure
 from tutor.lazy import lazy
 
@@ -390,6 +391,15 @@ def _suspect_cells(trace: Trace, spaces: list):
                                      for k in (0, 1, 2, 3, 6))
     tid = tid.astype(np.int64)
     aid = aid.astype(np.int64)
+    is_global_aid = np.array([sp == GLOBAL for sp in spaces])
+    # only cells another thread could disagree about go on to the sorts below
+    picked = np.flatnonzero(contested(aid, flat, tid // trace.threads_per_block, phase, tid, op == WRITE,
+                                      is_global_aid[aid]))
+    if not len(picked):
+        return []
+    if len(picked) < len(tid):
+        tid, op, aid, flat, phase = tid[picked], op[picked], aid[picked], flat[picked], phase[picked]
+        evs = _Picked(evs, picked)
     cell = aid * (int(flat.max()) + 1) + flat.astype(np.int64)
     block = tid // trace.threads_per_block
     is_write = op == WRITE
@@ -412,7 +422,7 @@ def _suspect_cells(trace: Trace, spaces: list):
     for g in np.flatnonzero(multi & has_write):
         suspects.add(int(c[starts[g]]))
     # two blocks, global memory
-    is_global = np.array([spaces[a] == GLOBAL for a in range(len(spaces))])[aid]
+    is_global = is_global_aid[aid]
     if is_global.any():
         gi = np.flatnonzero(is_global)
         if columns is not None and bool((block[gi][1:] >= block[gi][:-1]).all()):

@@ -28,6 +28,7 @@ import sys
 
 import numpy as np
 
+from ..contested import contested
 from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord, LazyEvents
 from .fakecuda import ATOMIC_UPDATES, SCALARS, FakeCuda, FakeNumba, ScalarType, dtype_of
 from .simarray import _INT_RANGES, KernelTimeout, shape_of
@@ -392,20 +393,41 @@ class Lanes:
             sim.data[:] = la.data.tolist()
 
     def _keep_events(self):
-        """The launch's events, as columns (trace.LazyEvents): the blocks' in the order they ran."""
-        blocks = [b for b in self.block_events if b is not None]
-        if not blocks:
+        """The launch's events, as columns (trace.LazyEvents): the blocks' in the order they ran.
+        Each group's columns are taken in its thread order straight into the launch's arrays (one
+        pass per column, not a permutation and then a concatenation)."""
+        groups = [g for g in self.block_events if g is not None]
+        if not groups:
             return
+        n = sum(len(g["order"]) for g in groups)
         cols = {}
-        for key in ("tid", "op", "aid", "flat", "line", "phase"):
-            cols[key] = np.concatenate([b[key] for b in blocks])
-        values = [b["value"] for b in blocks]
+        for key in ("tid", "op", "aid", "flat", "line", "phase", "wphase"):
+            out = np.empty(n, dtype=np.int64)
+            at = 0
+            for g in groups:
+                k = len(g["order"])
+                got = g["cols"].get(key)
+                if got is None:  # no warp primitive ran: warp phase 0
+                    out[at:at + k] = 0
+                else:
+                    np.take(got, g["order"], out=out[at:at + k], mode="clip")  # clip: no checking copy
+                at += k
+            cols[key] = out
+        values = [g["cols"]["value"] for g in groups]
         if all(isinstance(v, np.ndarray) for v in values) and len({v.dtype.kind for v in values}) == 1:
-            cols["value"] = np.concatenate(values)
-        else:
-            cols["value"] = [x for v in values for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
-        cols["wphase"] = np.concatenate([b["wphase"] if "wphase" in b else np.zeros(len(b["tid"]), dtype=np.int64)
-                                         for b in blocks])
+            out = np.empty(n, dtype=np.result_type(*values))
+            at = 0
+            for g, v in zip(groups, values):
+                k = len(g["order"])
+                np.take(v, g["order"], out=out[at:at + k], mode="clip")
+                at += k
+            cols["value"] = out
+        else:  # floats and ints: each keeps its Python type, as the thread-by-thread run's values do
+            every: list = []
+            for g, v in zip(groups, values):
+                listed = v.tolist() if isinstance(v, np.ndarray) else v
+                every += [listed[i] for i in g["order"].tolist()]
+            cols["value"] = every
         self.launch.trace.events = self.launch.events = LazyEvents(cols)
 
     def _run_sample(self, group: int):
@@ -564,12 +586,12 @@ class Lanes:
                 "order": np.argsort(self._thread_order(lanes, phases, rounds), kind="stable")}
 
     def _ordered(self, g: dict | None) -> dict | None:
-        """The group's events as columns, in the order the thread-by-thread simulator makes them:
-        block by block, phase by phase, thread by thread, each thread's in its program order."""
+        """The group's events as columns, in the order the lanes made them, and the order the
+        thread-by-thread simulator makes them in (block by block, phase by phase, thread by
+        thread, each thread's in its program order); _keep_events puts them in that order."""
         if g is None:
             return None
         chunks = self.chunks
-        order = g["order"]
         aids = g["aids"]
         if self.remap:
             placeholder = aids >= PLACEHOLDER
@@ -578,26 +600,26 @@ class Lanes:
                 for temp, real in self.remap.items():
                     table[temp - PLACEHOLDER] = real
                 aids = np.where(placeholder, table[np.where(placeholder, aids - PLACEHOLDER, 0)], aids)
-        lanes = g["lanes"][order]
+        lanes = g["lanes"]
         cols = {
             "tid": self.block_bases[lanes // self.tpb] + lanes % self.tpb,
-            "op": g["ops"][order],
-            "aid": aids[order],
-            "flat": g["flats"][order],
-            "line": self._columns(chunks, 5)[order],
-            "phase": g["phases"][order],
+            "op": g["ops"],
+            "aid": aids,
+            "flat": g["flats"],
+            "line": self._columns(chunks, 5),
+            "phase": g["phases"],
         }
         if self.warped:
-            cols["wphase"] = self._columns(chunks, 8)[order]
+            cols["wphase"] = self._columns(chunks, 8)
         kinds = {c[4].dtype.kind for c in chunks}
         if len(kinds) == 1:
-            cols["value"] = np.concatenate([c[4] for c in chunks])[order]
+            cols["value"] = np.concatenate([c[4] for c in chunks])
         else:  # floats and ints: each keeps its Python type, as the thread-by-thread run's values do
             every: list = []
             for c in chunks:
                 every += c[4].tolist()
-            cols["value"] = [every[i] for i in order.tolist()]
-        return cols
+            cols["value"] = every
+        return {"order": g["order"], "cols": cols}
 
     def _check_order(self, g: dict | None):
         """Raise Fallback where the order threads run in could change a value: a cell that some
@@ -612,7 +634,13 @@ class Lanes:
         if not writes.any():
             return
         aids = g["aids"]
-        chosen = np.isin(aids, np.unique(aids[writes]))  # arrays nobody writes cannot differ
+        lanes = g["lanes"]
+        # only a cell that one thread writes and another touches, in its phase or from another
+        # block, can read differently in another order
+        chosen = contested(aids, g["flats"], lanes // self.tpb, g["phases"], lanes, writes,
+                           aids < PLACEHOLDER)  # a shared array is one block's: no other block reaches it
+        if not chosen.any():
+            return
         cells = g["flats"] + (aids << 40)
         as_threads = g["order"][chosen[g["order"]]]
         as_threads = as_threads[np.argsort(cells[as_threads], kind="stable")]  # by cell, then as threads run
@@ -1563,8 +1591,10 @@ class Lanes:
             raise Fallback("a store of something other than a number")
         v = arr.coerce(value, self.n)[m]
         cells = self.storage(arr, flats, m)
-        if len(cells) > 1 and len(np.unique(cells)) != len(cells):
-            raise Fallback("threads writing one cell at once")
+        if len(cells) > 1:
+            ordered = np.sort(cells)
+            if (ordered[1:] == ordered[:-1]).any():
+                raise Fallback("threads writing one cell at once")
         arr.data[cells] = v
         if arr.written is not None:
             arr.written[cells] = True
