@@ -92,6 +92,10 @@ class PuzzleProgress:
     active_s: float | None = None           # seconds at it, all told
     active_to_solve_s: float | None = None  # seconds at it up to the first passing run
     last_active_at: str | None = None       # the learner's last event on it
+    # The room's live view (tutor.workshop.live): when the learner last ran their code on it, and
+    # what went wrong that time (tutor.workshop.misconceptions.failure_summary; None: it passed).
+    last_run_at: str | None = None
+    last_failure: dict | None = None
 
     def to_json(self) -> dict[str, Any]:
         raw = dataclasses.asdict(self)
@@ -127,12 +131,28 @@ def _fits(name: str, value: Any) -> bool:
         return isinstance(value, bool)
     if name in ("attempts", "hint_levels_used", "ai_hints_used"):
         return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_COUNT
-    if name in ("solved_at", "first_opened_at", "last_active_at"):
+    if name == "last_failure":
+        return value is None or _is_summary(value)
+    if name in ("solved_at", "first_opened_at", "last_active_at", "last_run_at"):
         return value is None or (isinstance(value, str) and parse_iso_time(value) is not None)
     if name in _SECONDS:
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         return value is None or (is_number and _finite(value) and 0 <= value < _MAX_COUNT)
     return True
+
+
+_SUMMARY_TEXT = ("kind", "rule", "array", "shape", "other_shape", "gist")
+
+
+def _is_summary(value: Any) -> bool:
+    """A failure summary as the app writes it: short strings (or null) and a line number; a file
+    someone edited into anything else is refused like any bad record."""
+    if not isinstance(value, dict) or set(value) - {*_SUMMARY_TEXT, "line"} or not isinstance(value.get("kind"), str):
+        return False
+    if any(value.get(k) is not None and not (isinstance(value[k], str) and len(value[k]) <= 200) for k in _SUMMARY_TEXT):
+        return False
+    line = value.get("line")
+    return line is None or (isinstance(line, int) and not isinstance(line, bool) and 0 <= line < _MAX_COUNT)
 
 
 def _finite(value: int | float) -> bool:
@@ -312,12 +332,16 @@ class Store:
         self._last_puzzle = puzzle_id
         self._update(puzzle_id, current)
 
-    def record_run(self, puzzle_id: str, passed: bool) -> PuzzleProgress:
-        """One run of the learner's code. The first passing run marks the puzzle solved."""
+    def record_run(self, puzzle_id: str, passed: bool, failure: dict | None = None) -> PuzzleProgress:
+        """One run of the learner's code. The first passing run marks the puzzle solved. `failure`:
+        what went wrong (misconceptions.failure_summary), for the facilitator's live view."""
         now = self._clock()
         self.record_activity(puzzle_id, now)
         current = self.progress(puzzle_id)
-        current = dataclasses.replace(current, attempts=current.attempts + 1)
+        if failure is not None and (passed or not _is_summary(failure)):
+            failure = None
+        current = dataclasses.replace(current, attempts=current.attempts + 1, last_run_at=iso_time(now),
+                                      last_failure=failure)
         if passed and not current.solved:
             opened = parse_iso_time(current.first_opened_at) if current.first_opened_at else None
             current = dataclasses.replace(

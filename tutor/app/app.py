@@ -815,7 +815,10 @@ class TutorApp(App):
         """The runner's final verdict (the simulator's and the compiler's): one progress record."""
         verdict = result.verdict
         was_solved = self.store.progress(self.puzzle.id).solved
-        self.store.record_run(self.puzzle.id, verdict.passed)
+        from tutor.workshop.misconceptions import failure_summary
+
+        self.store.record_run(self.puzzle.id, verdict.passed,
+                              None if verdict.passed else failure_summary(verdict.failures, self._ran_source))
         self._main.query_one(VerdictView).show(verdict, self._waited(seconds))
         self.last_result = result
         if verdict.passed and not was_solved:
