@@ -582,3 +582,30 @@ def test_without_a_quota_a_folder_takes_what_it_is_given(tmp_path):
     for n in range(3):
         store.save_code(f"p{n}", "x" * 1_000_000)
     assert all(store.code_path(f"p{n}").exists() for n in range(3))
+
+
+SUMMARY = {"kind": "race", "rule": None, "array": "cache", "line": 14, "shape": "cache[…] = a[…] * b[…]",
+           "other_shape": "_ += cache[…]", "gist": "Thread (#,) writes cache[#] on line #"}
+
+
+def test_a_failing_run_keeps_when_it_ran_and_what_went_wrong_and_a_passing_run_clears_it(tmp_path):
+    """The facilitator's live view reads both (tutor.workshop.live): a room's latest failures."""
+    clock = FakeClock()
+    store = Store(tmp_path, clock=clock)
+    p = store.record_run("dot", passed=False, failure=SUMMARY)
+    assert p.last_failure == SUMMARY and p.last_run_at == iso_time(clock.t)
+    assert Store(tmp_path).progress("dot").last_failure == SUMMARY  # on disk, and read back
+    clock.t += 60
+    p = store.record_run("dot", passed=True, failure=SUMMARY)  # a pass has nothing wrong, whatever is passed
+    assert p.solved and p.last_failure is None and p.last_run_at == iso_time(clock.t)
+
+
+@pytest.mark.parametrize("summary", [{"kind": 3}, {"kind": "race", "shape": "x" * 500}, {"kind": "race", "line": -1},
+                                     {"kind": "race", "extra": "?"}, ["race"], {"kind": "race", "line": True}])
+def test_a_failure_summary_no_gpu_tutor_writes_is_refused(tmp_path, summary):
+    store = Store(tmp_path, clock=FakeClock())
+    assert store.record_run("dot", passed=False, failure=summary).last_failure is None
+    state = {"version": 1, "puzzles": {"dot": {"attempts": 1, "last_failure": summary}, "map": {"attempts": 2}}}
+    (tmp_path / "state.json").write_text(json.dumps(state))
+    read = Store(tmp_path, read_only=True)
+    assert read.progress("dot") == PuzzleProgress() and read.progress("map").attempts == 2
