@@ -116,6 +116,12 @@ def test_a_race_is_shown_with_its_line_and_thread(tmp_path):
         assert editor.cursor_location[0] == verdict.failures[0].line - 1
         assert editor.selected_text == ""  # the cursor on the line, never a selection a key would replace
         assert editor.document[editor.cursor_location[0]][editor.cursor_location[1]:].startswith("cache[t]")
+        # what the facilitator's live view will read of this run (tutor.workshop.live): the race, on
+        # `cache`, by the shape of its lines (not their text); a passing run would clear it
+        kept = app.store.progress("dot").last_failure
+        assert kept["kind"] == "race" and kept["array"] == "cache" and kept["line"] == verdict.failures[0].line
+        assert kept["shape"] == "cache[…] = a[…] * b[…] if _ < _ else 0" and kept["other_shape"] == "_ += cache[…]"
+        assert app.store.progress("dot").last_run_at is not None
 
     run_app(check, tmp_path)
 
