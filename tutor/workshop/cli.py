@@ -43,13 +43,18 @@ def add_commands(sub) -> None:
     add_workshop_option(p, default=argparse.SUPPRESS)
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("report", help="for facilitators: a class table from learners' export files or data "
-                                      "folders, and a CSV")
+    p = sub.add_parser("report", help="for facilitators: a class table, the room's misconceptions and two plots "
+                                      "from learners' export files or data folders; CSVs, and an HTML page")
     p.add_argument("files", nargs="+", metavar="FILE",
                    help="export files, or folders: a served room's (its --data), a learner's data folder, a folder "
                         "of exports (bad ones are named and skipped; folders are only read)")
     p.add_argument("--csv", metavar="FILE", default="class-progress.csv",
-                   help="where to write the CSV, one row per learner and puzzle (default: class-progress.csv)")
+                   help="where to write the CSV, one row per learner and puzzle (default: class-progress.csv); "
+                        "beside it NAME-misconceptions.csv and NAME-over-time.csv")
+    p.add_argument("--html", metavar="FILE", default=None,
+                   help="also write the whole report as one HTML page (no scripts, nothing fetched)")
+    p.add_argument("--seats", action="store_true",
+                   help="seat numbers in place of learners' names, in every output (for a projector, or to pass on)")
     p.set_defaults(func=cmd_report)
 
 
@@ -186,9 +191,9 @@ def cmd_export(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import load_class, report_csv, report_text
+    from .report import beside, load_class, misconceptions_csv, over_time_csv, report_csv, report_text
 
-    report = load_class([Path(f) for f in args.files])
+    report = load_class([Path(f) for f in args.files], seats=args.seats)
     for path, why in report.skipped:
         _safe_print(f"gpu-tutor: skipped {path}: {why}", file=sys.stderr)
     for note in report.notes:
@@ -199,14 +204,33 @@ def cmd_report(args) -> int:
         return 1
     _safe_print(report_text(report))
     out = Path(args.csv)
+    series = report.over_time()
+    written = [
+        (out, report_csv(report), f"{len(report.learners)} learner(s) x {len(report.puzzles)} puzzle(s)"),
+        (beside(out, "misconceptions"), misconceptions_csv(report),
+         f"{len(report.misconceptions())} misconception(s)"),
+        (beside(out, "over-time"), over_time_csv(report),
+         f"puzzles solved every {series.step_text()}" if series else "no solve with a time yet"),
+    ]
+    print()
+    for path, text, what in written:
+        _write(path, text, "--csv")
+        _safe_print(f"wrote {path} ({what})")
+    if args.html:
+        from .report_html import report_html
+
+        _write(Path(args.html), report_html(report), "--html")
+        _safe_print(f"wrote {args.html} (the report as one page, for a browser)")
+    return 0
+
+
+def _write(path: Path, text: str, option: str) -> None:
     try:
         # errors=: a lone surrogate (valid JSON, not text) in a name is written as \udc80, not a crash
-        out.write_text(report_csv(report), encoding="utf-8", errors="backslashreplace")
+        path.write_text(text, encoding="utf-8", errors="backslashreplace")
     except OSError as e:
-        raise WorkshopError(f"{out}: cannot write the CSV ({e.strerror or e}); choose another place with --csv") \
+        raise WorkshopError(f"{path}: cannot be written ({e.strerror or e}); choose another place with {option}") \
             from None
-    print(f"\nwrote {out} ({len(report.learners)} learner(s) x {len(report.puzzles)} puzzle(s))")
-    return 0
 
 
 def _safe_print(text: str, file=None) -> None:

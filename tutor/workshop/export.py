@@ -10,10 +10,12 @@ of them. The format lives here, on both sides, so writer and reader cannot drift
      "app_closed_at": when the learner's app last closed, or null (absent from older exports),
      "puzzles": [{"id", "solved", "attempts", "time_to_solve_s", "hint_levels_used", "ai_hints_used",
                   "first_opened_at", "solved_at", "active_s", "active_to_solve_s", "last_active_at",
-                  and "code" only when asked for}, ...]}
+                  "last_run_at", "last_failure", and "code" only when asked for}, ...]}
 
-The active-time keys (tutor.activity) came later than version 1 itself: an export without them is
-still a version-1 export, whose times are unknown rather than wrong, and an older reader ignores them.
+The active-time keys (tutor.activity) came later than version 1 itself, and the latest run's time
+and failure summary (tutor.workshop.misconceptions) later still: an export without them is still a
+version-1 export, whose times are unknown rather than wrong and whose failures are not known, and an
+older reader ignores them.
 
 Code stays out unless the learner (or facilitator) asks with --with-code: progress is for the class
 table, code is the learner's own. Files passed around a room get cut short, edited or mixed up, so

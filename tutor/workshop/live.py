@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tutor.store import parse_iso_time
+from tutor.store import PuzzleProgress, parse_iso_time
 from .export import BadExport, LearnerExport
 from .misconceptions import Misconception, clusters
 
@@ -177,14 +177,7 @@ class LiveRoom:
             ran = parse_iso_time(p.last_run_at) if p.last_run_at else None
             if ran is not None and (last_run is None or ran > last_run):
                 last_run = ran
-            if p.solved:
-                state = SOLVED
-            elif p.last_failure and p.attempts:
-                state = FAILING
-            elif p.first_opened_at or p.attempts:
-                state = WORKING
-            else:
-                state = UNTOUCHED
+            state = puzzle_state(p)
             cells[pid] = Cell(state, e.active_time(pid), p.attempts, p.last_failure if state == FAILING else None,
                               p.hint_levels_used, p.ai_hints_used)
         current = e.current_puzzle
@@ -199,6 +192,19 @@ class LiveRoom:
             label = f"seat {self._seats.setdefault(e.learner.id, len(self._seats) + 1)}"
         return Row(e.learner.id, label, e.path, cells, current, sum(c.state == SOLVED for c in cells.values()),
                    stuck, last_run, idle, on)
+
+
+def puzzle_state(p: PuzzleProgress | None) -> str:
+    """SOLVED, FAILING, WORKING or UNTOUCHED: one rule for the live view and `gpu-tutor report`."""
+    if p is None:
+        return UNTOUCHED
+    if p.solved:
+        return SOLVED
+    if p.last_failure and p.attempts:
+        return FAILING
+    if p.first_opened_at or p.attempts:
+        return WORKING
+    return UNTOUCHED
 
 
 def _on_it(e: LearnerExport, pid: str, now: float) -> bool:
