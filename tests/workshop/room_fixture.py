@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import json
-import textwrap
 from pathlib import Path
 
 from tutor.store import Store, iso_time
