@@ -9,12 +9,14 @@ a folder and a file can never disagree on what a progress record is.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.store import MB, Store, loads_strict, read_regular
 from .export import BadExport, LearnerExport, build_export, export_from, export_puzzle_ids
-from .learner import FILE_NAME, PLAIN_ID, Learner, load_learner
+from .learner import FILE_NAME, PLAIN_ID, load_learner
 
 ROOM_FILE = "room.json"  # written by `gpu-tutor serve` (tutor.serve.room): the room's title and puzzles
 
@@ -53,14 +55,21 @@ def from_folder(folder: Path, room: RoomDescription | None, notes: list[str] | N
     from tutor.puzzles import load_catalog
 
     store = Store(folder, read_only=True)
-    learner = load_learner(folder, save=False)
-    if not (folder / FILE_NAME).is_file():  # no id of its own yet: the folder's name stays the same
-        learner = Learner(PLAIN_ID.fullmatch(folder.name) and folder.name or "unnamed-folder", learner.name)
+    learner = load_learner(folder, save=False, fallback_id=folder_id(folder.name))
     ids = list(room.puzzles) if room else export_puzzle_ids(store, load_catalog(on_demand=True))
     data = build_export(store, learner, ids, workshop=room)
     if notes is not None:
         notes += [f"{folder}: {notice}" for notice in store.notices]
     return export_from(data, folder)
+
+
+def folder_id(name: str) -> str:
+    """The id of a learner's folder with none of its own (no learner.json yet, or an id in it that
+    is not plain): its name where that is plain, else one made from the name, so that two odd
+    names are two learners and the same folder is the same learner on every read."""
+    if PLAIN_ID.fullmatch(name):
+        return name
+    return f"folder-{hashlib.sha256(os.fsencode(name)).hexdigest()[:8]}"
 
 
 def _room(root: Path) -> RoomDescription | None:

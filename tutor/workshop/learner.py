@@ -35,10 +35,12 @@ class Learner:
         return self.name or self.id
 
 
-def load_learner(root: Path, *, save: bool = True) -> Learner:
+def load_learner(root: Path, *, save: bool = True, fallback_id: str | None = None) -> Learner:
     """This folder's learner; an id is made (and saved, where the folder is writable, unless `save`
     is False: the folder is someone else's) on first use, and again in place of one that is not
-    plain letters, digits and dashes (it goes on every table)."""
+    plain letters, digits and dashes (it goes on every table). `fallback_id` is used instead of a
+    made-up one where the folder is only read: a live view reads it again and again, and a new
+    random id each time would be a new learner each time."""
     path = Path(root) / FILE_NAME
     raw = {}
     try:
@@ -51,6 +53,8 @@ def load_learner(root: Path, *, save: bool = True) -> Learner:
     name = raw.get("name") if isinstance(raw.get("name"), str) else None
     if name is not None and check_name(name)[1] is not None:
         name = None
+    if learner_id is None and fallback_id is not None:
+        return Learner(fallback_id, name)
     if learner_id is None:
         learner_id = f"learner-{secrets.token_hex(4)}"
         if save:

@@ -21,10 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tutor.store import PuzzleProgress, parse_iso_time
+from tutor.textsafe import terminal_safe
 from .export import BadExport, LearnerExport
+from .learner import PLAIN_ID, check_name
 from .misconceptions import Misconception, clusters
 
 IDLE_RUN_S = 10 * 60.0  # "has not run anything for ten minutes"
+MAX_LABEL = 64  # a learner's label in the grid
+MAX_WHY = 400  # why a folder was left out
 SOLVED, FAILING, WORKING, UNTOUCHED = "solved", "failing", "working", "untouched"
 
 
@@ -100,7 +104,7 @@ class LiveRoom:
         self.path = Path(path)
         self.clock = clock
         self.seat_numbers = seat_numbers
-        self._read: dict[Path, tuple[tuple, LearnerExport | BadExport]] = {}
+        self._read: dict[Path, tuple[tuple, LearnerExport | BadExport, list[str]]] = {}
         self._seats: dict[str, int] = {}
 
     def refresh(self) -> RoomPicture:
@@ -118,12 +122,15 @@ class LiveRoom:
         for path, load in found:
             seen.add(path)
             if isinstance(load, BadExport):
-                problems.append((path, str(load)))
+                problems.append((path, _why(str(load))))
                 continue
-            got = self._load(path, load)
+            got, said = self._load(path, load, notes)
             if isinstance(got, BadExport):
-                problems.append((path, str(got)))
+                problems.append((path, _why(str(got))))
                 continue
+            problems += [(path, _why(s)) for s in said]
+            if said and all(r.progress == PuzzleProgress() for r in got.puzzles):
+                continue  # nothing of theirs could be read: not a learner who did nothing
             earlier = exports.get(got.learner.id)
             if earlier is None or got.exported_at >= earlier.exported_at:
                 exports[got.learner.id] = got
@@ -137,20 +144,25 @@ class LiveRoom:
         title = next((e.workshop_title for e in exports.values() if e.workshop_title), None)
         return RoomPicture(title, puzzles, rows, clusters(latest), problems, _unique(notes), now)
 
-    def _load(self, path: Path, load) -> LearnerExport | BadExport:
-        """The export of a folder or file, read again only where a file of it changed."""
+    def _load(self, path: Path, load, notes: list[str]) -> tuple[LearnerExport | BadExport, list[str]]:
+        """The export of a folder or file, read again only where a file of it changed, and what
+        reading it said (a progress file that could not be read, in part or whole): kept with it,
+        so that it is said on every refresh, not only on the one that read it."""
         signature = _signature(path)
         kept = self._read.get(path)
         if kept is not None and kept[0] == signature:
-            return kept[1]
+            return kept[1], kept[2]
+        start = len(notes)
         try:
             got = load()
         except BadExport as e:
             got = e
         except (OSError, ValueError, RecursionError, MemoryError) as e:
             got = BadExport(f"cannot be read ({type(e).__name__}: {str(e)[:120]})")
-        self._read[path] = (signature, got)
-        return got
+        said = [n.removeprefix(f"{path}: ") for n in notes[start:]]
+        del notes[start:]
+        self._read[path] = (signature, got, said)
+        return got, said
 
     def _links(self) -> list[tuple[Path, str]]:
         """Learner folders of a served room that are links: `sources` leaves them out; say so."""
@@ -187,7 +199,7 @@ class LiveRoom:
             stuck = cells[current].active_s or 0.0
         working = any(c.state in (WORKING, FAILING) for c in cells.values())
         idle = working and on and (last_run is None or now - last_run >= IDLE_RUN_S)
-        label = e.learner.label
+        label = _label(e.learner)
         if self.seat_numbers:
             label = f"seat {self._seats.setdefault(e.learner.id, len(self._seats) + 1)}"
         return Row(e.learner.id, label, e.path, cells, current, sum(c.state == SOLVED for c in cells.values()),
@@ -245,6 +257,21 @@ def _puzzles(exports: list[LearnerExport]) -> list[str]:
     opened = {r.id for e in exports for r in e.puzzles}
     order = [pid for pid in load_catalog(on_demand=True).ids() if pid in opened]
     return order + sorted(opened - set(order))
+
+
+def _label(learner) -> str:
+    """A name fit for the grid: an export file's name and id are whatever was typed into the file
+    (learner.json's are checked when read): escapes shown, never obeyed, and cut short."""
+    if learner.name and check_name(learner.name)[1] is None:
+        return check_name(learner.name)[0]
+    if PLAIN_ID.fullmatch(learner.id):
+        return learner.id
+    return terminal_safe(" ".join(learner.id.split()))[:MAX_LABEL] or "(no id)"
+
+
+def _why(text: str) -> str:
+    """Why a folder or file was left out, safe to show: it may quote a path someone else named."""
+    return terminal_safe(text)[:MAX_WHY]
 
 
 def _unique(items: list[str]) -> list[str]:
