@@ -59,11 +59,10 @@ def _extra() -> dict[str, tuple]:
     that does not exist when the kernel runs."""
     guard = MISTAKES["guard-off_by_one_guard"][2]
     map_ = MISTAKES["map-adds_one_not_ten"][2]
-    return {
-        "guard-if_without_a_colon": ("guard", "compile_error", respell(guard, ("if local_i <= size:", "if local_i < size")), 1),
-        "map-math_without_its_import": ("map", "runtime_error",
-                                        respell(map_, ("a[local_i] + 1", "math.sqrt(a[local_i] * a[local_i]) + 10")), 1),
-    }
+    no_colon = respell(guard, ("if local_i <= size:", "if local_i < size"))
+    no_import = respell(map_, ("a[local_i] + 1", "math.sqrt(a[local_i] * a[local_i]) + 10"))
+    return {"guard-if_without_a_colon": ("guard", "compile_error", no_colon, 1),
+            "map-math_without_its_import": ("map", "runtime_error", no_import, 1)}
 
 
 MISTAKES.update(_extra())
@@ -228,7 +227,8 @@ def test_an_out_of_bounds_line_is_told_apart_by_the_if_around_it():
 
 def test_an_early_return_guards_like_an_if_and_either_way_round_of_a_comparison_is_one():
     pid, _, source, seed = MISTAKES["guard-off_by_one_guard"]
-    returns = respell(source, ("    if local_i <= size:\n        out", "    if local_i > size:\n        return\n    out"))
+    returns = respell(source, ("    if local_i <= size:\n        out",
+                               "    if local_i > size:\n        return\n    out"))
     flipped = respell(source, ("if local_i <= size:", "if size >= local_i:"))
     groups = clusters([("ada", pid, summary(pid, source, seed)), ("bo", pid, summary(pid, returns, seed)),
                        ("cy", pid, summary(pid, flipped, seed))])

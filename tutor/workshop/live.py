@@ -64,7 +64,9 @@ class RoomPicture:
     puzzles: list[str]
     rows: list[Row]
     misconceptions: list[Misconception]
-    problems: list[tuple[Path, str]] = field(default_factory=list)  # (file or folder, why it was left out)
+    # (file or folder, why it was left out or part of it could not be read); `why` is safe to print, the
+    # path is not (anyone can name a folder): show it through tutor.textsafe.terminal_safe
+    problems: list[tuple[Path, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     taken_at: float = 0.0
 
