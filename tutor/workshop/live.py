@@ -16,6 +16,7 @@ is not ours, a record someone edited: each is a line in `problems`, and the room
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,12 +72,12 @@ class RoomPicture:
     taken_at: float = 0.0
 
     def sorted_rows(self, by: str = "name") -> list[Row]:
-        """"progress": most solved first; "stuck": longest stuck first; "name"."""
+        """"progress": most solved first; "stuck": longest stuck first; "name" (seat 2 before seat 10)."""
         if by == "progress":
-            return sorted(self.rows, key=lambda r: (-r.solved, r.label.lower()))
+            return sorted(self.rows, key=lambda r: (-r.solved, _natural(r.label)))
         if by == "stuck":
-            return sorted(self.rows, key=lambda r: (-r.stuck_s, r.label.lower()))
-        return sorted(self.rows, key=lambda r: r.label.lower())
+            return sorted(self.rows, key=lambda r: (-r.stuck_s, _natural(r.label)))
+        return sorted(self.rows, key=lambda r: _natural(r.label))
 
     def hints(self) -> dict[str, dict[int, int]]:
         """Per puzzle, how many learners' deepest hint was each level (1 up), and "ai" as level 0
@@ -274,6 +275,16 @@ def _label(learner) -> str:
 def _why(text: str) -> str:
     """Why a folder or file was left out, safe to show: it may quote a path someone else named."""
     return terminal_safe(text)[:MAX_WHY]
+
+
+def _natural(label: str) -> tuple:
+    """A label as people order it: its runs of digits by number ("seat 2" before "seat 10"), compared
+    by length then digits, so that a name of a thousand digits is no int to parse."""
+    def key(part: str) -> tuple:
+        digits = part.lstrip("0")
+        return (0, len(digits), digits) if part.isdigit() else (1, 0, part)
+
+    return tuple(key(part) for part in re.split(r"(\d+)", label.lower()))
 
 
 def _unique(items: list[str]) -> list[str]:
