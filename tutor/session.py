@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 SERVED_ENV = "GPU_TUTOR_SERVED"          # set by `gpu-tutor serve` for each browser learner's app
+ROOM_MESSAGE_ENV = "GPU_TUTOR_ROOM_MESSAGE"  # set by `gpu-tutor serve`: the facilitator's message file
 NO_GPU_ENV = "GPU_TUTOR_NO_GPU"          # a machine with a GPU that should not use it (tests, CI)
 GPU_MEMORY_ENV = "GPU_TUTOR_GPU_MEMORY_MB"
 DEFAULT_GPU_MEMORY_MB = 2048
@@ -35,6 +36,7 @@ class Session:
     gpu_turns: int | None = None        # how many runs hold the GPU at once; None: the queue's default
     turns_notice: str | None = None     # why a GPU_TUTOR_GPU_TURNS was not taken as it was written
     no_gpu: bool = False                # a GPU here is not used
+    room_message: str | None = None     # the file a served room's facilitator writes messages to
 
     @classmethod
     def from_environment(cls, environ=None) -> Session:
@@ -50,4 +52,4 @@ class Session:
         return cls(trust=Trust.SERVED if env.get(SERVED_ENV) == "1" else Trust.LEARNER_LOCAL,
                    content=env.get(CONTENT_ENV) or None, gpu_memory_mb=memory,
                    gpu_queue=env.get(QUEUE_ENV, "").strip() or None, gpu_turns=turns, turns_notice=notice,
-                   no_gpu=bool(env.get(NO_GPU_ENV)))
+                   no_gpu=bool(env.get(NO_GPU_ENV)), room_message=env.get(ROOM_MESSAGE_ENV, "").strip() or None)

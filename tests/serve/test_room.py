@@ -123,6 +123,25 @@ def test_the_room_file_says_what_the_class_report_needs(room):
     assert described["title"] == "gpu-tutor" and "map" in described["puzzles"]
 
 
+def test_the_room_file_carries_the_workshops_word_on_whether_the_facilitator_sees_code(tmp_path):
+    import socket
+
+    from tutor.cli import build_parser
+    from tutor.serve.command import prepare
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    for line, seen in (("", False), ("facilitator_sees_code = true\n", True),
+                       ("facilitator_sees_code = false\n", False)):
+        (tmp_path / "w.toml").write_text('title = "Club"\npuzzles = ["map", "dot"]\n' + line)
+        args = build_parser().parse_args(["serve", "--data", str(tmp_path / "room"), "--port", str(port),
+                                          "--workshop", str(tmp_path / "w.toml")])
+        prepare(args)
+        described = json.loads((tmp_path / "room" / "room.json").read_text())
+        assert described["facilitator_sees_code"] is seen and described["puzzles"] == ["map", "dot"]
+
+
 def test_a_room_folder_that_kernels_could_read_is_refused_before_the_room_opens(tmp_path):
     inside = ROOT / "room-that-must-not-be-made"
     result = run_cli("serve", "--data", str(inside), "--port", "1")

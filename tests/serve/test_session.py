@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tutor.engine.process.gpulock import QUEUE_ENV, TURNS_ENV
 from tutor.engine.runner import Runner
-from tutor.session import SERVED_ENV, Trust
+from tutor.session import ROOM_MESSAGE_ENV, SERVED_ENV, Trust
 from tutor.serve.room import Room, session_env
 from tutor.store import QUOTA_ENV
 from tutor.serve.session import open_app
@@ -21,6 +21,19 @@ def test_a_learners_app_gets_its_folder_the_served_flag_and_the_rooms_workshop(t
     assert env[SERVED_ENV] == "1" and env["GPU_TUTOR_WORKSHOP"] == str(tmp_path / "w.toml")
     assert room.learner_folder("b" * 32) != folder and "a" * 32 not in str(folder)
     assert env[QUOTA_ENV] == "50"  # the folder's cap, read once by the learner's app
+
+
+def test_a_learners_app_is_told_where_the_facilitators_message_is_and_reads_it_once_at_its_start(tmp_path,
+                                                                                                  monkeypatch):
+    room = Room(root=tmp_path, token="t", workshop=None, title="Club", puzzles=("map",))
+    env = session_env(room, room.learner_folder("a" * 32))
+    assert env[ROOM_MESSAGE_ENV] == str(tmp_path / "room-message.json")
+    monkeypatch.delenv("GPU_TUTOR_WORKSHOP", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    app = open_app()
+    monkeypatch.setenv(ROOM_MESSAGE_ENV, "elsewhere")  # read once, at the start
+    assert app.session.room_message == str(tmp_path / "room-message.json")
 
 
 def test_the_learners_app_holds_its_folder_to_the_rooms_quota(tmp_path, monkeypatch):

@@ -59,6 +59,8 @@ def test_the_restricted_catalog_has_only_the_workshop_puzzles_in_its_order(tmp_p
     ('title = "x"\npuzzles = []\n', "puzzles: the list is empty"),
     ('title = "x"\npuzzles = "map"\n', "puzzles: must be a list, not 'map'"),
     ('title = "x"\npuzzles = ["map"]\nask_name = "yes"\n', "ask_name: must be true or false, not 'yes'"),
+    ('title = "x"\npuzzles = ["map"]\nfacilitator_sees_code = 1\n',
+     "facilitator_sees_code: must be true or false, not 1"),
     ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n',
      "ai.model: missing; hints = \"ai\" needs [ai] model and api_base"),
     ('title = "x"\npuzzles = ["map"]\nhints = "ai"\n[ai]\nmodel = "openai/gpt-4o-mini"\n'
@@ -119,6 +121,20 @@ def test_workshop_init_writes_a_file_that_check_accepts_and_never_overwrites(tmp
     assert "OK" in done.stdout and " 1. map" in done.stdout and "authored only (no network)" in done.stdout
     again = gpu_tutor("workshop", "init", str(path))
     assert again.returncode == 2 and "exists" in again.stderr
+
+
+def test_whether_the_facilitator_sees_code_is_off_unless_the_file_says_so_and_check_says_which(tmp_path, catalog):
+    assert not workshop(tmp_path, catalog, 'title = "x"\npuzzles = ["map"]\n').facilitator_sees_code
+    assert "# facilitator_sees_code = false" in EXAMPLE
+    assert not workshop(tmp_path, catalog, EXAMPLE).facilitator_sees_code
+    assert workshop(tmp_path, catalog, 'title = "x"\npuzzles = ["map"]\nfacilitator_sees_code = true\n') \
+        .facilitator_sees_code
+    done = gpu_tutor("workshop", "check", str(tmp_path / "w.toml"))
+    assert "code:      the facilitator may read learners' code in `gpu-tutor room`" in done.stdout
+    (tmp_path / "w.toml").write_text('title = "x"\npuzzles = ["map"]\n')
+    done = gpu_tutor("workshop", "check", str(tmp_path / "w.toml"))
+    assert "code:      learners' own; `gpu-tutor room` shows none (facilitator_sees_code = true allows it)" \
+        in done.stdout
 
 
 def test_a_bad_workshop_file_stops_the_cli_with_one_line_and_status_2(tmp_path):

@@ -50,6 +50,8 @@ PANES = {"lesson": ("lesson-pane", "tab-lesson", "lesson-scroll"), "code": ("cod
          "failures": ("code-pane", "tab-code", "verdict-list"), "threads": ("threads", "tab-threads", "thread-grid")}
 TOASTS = 2  # notices on screen at once, the newest
 NOTICE_EVERY = 3.0  # seconds between two "press ctrl+e to type code" notices
+MESSAGE_EVERY = 3.0  # seconds between two looks at the facilitator's message file (a served room's)
+MESSAGE_SHOWN_S = 30.0  # how long the facilitator's message stays on screen
 
 
 APP_ACTIONS = {key.action.split("(")[0] for key in app_keys.KEYS}
@@ -138,6 +140,7 @@ class TutorApp(App):
         self._code_width = CODE_MIN
         self._narrow = False
         self._marks_config = (0, 0)  # which config of the last run the editor's marks are of
+        self._room_message = None  # a served room's MessageWatch (tutor.workshop.room_message)
 
     # -- layout ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -177,7 +180,20 @@ class TutorApp(App):
             self.notify(terminal_safe(notice), severity="warning", timeout=10, markup=False)
         if self.workshop is not None or self._ask_name:
             self._start_workshop()
+        if self.session.room_message:
+            from tutor.workshop.room_message import MessageWatch
+
+            self._room_message = MessageWatch(self.session.room_message, time.time)
+            self._check_room_message()
+            self.set_interval(MESSAGE_EVERY, self._check_room_message)
         self._apply_width(self.size.width)
+
+    def _check_room_message(self) -> None:
+        """The facilitator's message to the room, shown once: a stat when nothing changed, and a
+        file that is missing or broken is no message (tutor.workshop.room_message)."""
+        message = self._room_message.check()
+        if message is not None:  # made terminal-safe by the watch; no markup either: it is someone's text
+            self.notify(message.text, title="From your facilitator", timeout=MESSAGE_SHOWN_S, markup=False)
 
     def _start_workshop(self) -> None:
         """A workshop's welcome: why the backend differs from its file, and the learner's name, asked once."""

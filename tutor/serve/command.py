@@ -100,7 +100,8 @@ def prepare(args):
                     title=workshop.title if workshop else "gpu-tutor", puzzles=puzzles,
                     max_sessions=args.max_learners, learner_quota_mb=quota,
                     seats_per_address=args.seats_per_address, max_folders=args.max_folders or 0,
-                    keys="rotated" if args.new_token else "new" if made else "kept")
+                    keys="rotated" if args.new_token else "new" if made else "kept",
+                    facilitator_sees_code=bool(workshop and workshop.facilitator_sees_code))
         room.write_description()
     except OSError as e:
         raise ServeError(f"{root}: cannot be written ({e.strerror or e}); choose another folder with --data") from None

@@ -21,6 +21,8 @@ puts a room's rules around it:
 - **Each app process** gets `GPU_TUTOR_DATA` (its folder) and `GPU_TUTOR_SERVED=1`: its checks are
   untrusted, so on the simulator the real compiler accepts a kernel before any of it runs, in the
   sandboxed child (engine.sandbox), which cannot read the other folders nor the server's environment.
+  It also gets `GPU_TUTOR_ROOM_MESSAGE`, the path of DATA/room-message.json, where the facilitator's
+  room view (`gpu-tutor room DATA`) writes a message for everyone, which the app shows once.
 
 The page is our own (no web fonts fetched: an offline room has no internet); it loads textual-serve's
 terminal script and font from its static folder.
@@ -45,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.workshop.folders import ROOM_FILE  # the room's title and puzzles, for the class report
+from tutor.workshop.room_code import CODE_KEY  # whether the room view may show learners' code
 
 ROOM_COOKIE = "gpu_tutor_room"
 LEARNER_COOKIE = "gpu_tutor_learner"
@@ -69,6 +72,7 @@ class Room:
     seats_per_address: int = 0  # 0: no cap (a room behind one proxy or NAT is one address)
     max_folders: int = 0        # learner folders the room makes at most (0: four per seat)
     keys: str = "new"     # the token and secret: "kept" from the room folder, "new", or "rotated"
+    facilitator_sees_code: bool = False  # the workshop's word: `gpu-tutor room` may show learners' code
 
     def __post_init__(self):
         self.max_folders = self.max_folders or max(16, 4 * self.max_sessions)
@@ -109,7 +113,8 @@ class Room:
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "learners").mkdir(exist_ok=True)
         data = {"format": "gpu-tutor-room", "title": self.title, "puzzles": list(self.puzzles),
-                "workshop": str(self.workshop) if self.workshop else None}
+                "workshop": str(self.workshop) if self.workshop else None,
+                CODE_KEY: self.facilitator_sees_code}
         write_atomic(self.root / ROOM_FILE, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
@@ -148,12 +153,13 @@ def session_command() -> str:
 
 def session_env(room: Room, folder: Path) -> dict[str, str]:
     """What a learner's app process gets on top of the server's environment."""
-    from ..session import SERVED_ENV
+    from ..session import ROOM_MESSAGE_ENV, SERVED_ENV
     from tutor.store import DATA_ENV, QUOTA_ENV
     from tutor.workshop.config import WORKSHOP_ENV
+    from tutor.workshop.room_message import MESSAGE_FILE
 
     env = {DATA_ENV: str(folder), SERVED_ENV: "1", "GPU_TUTOR_ROOM_TITLE": room.title,
-           QUOTA_ENV: str(room.learner_quota_mb)}
+           QUOTA_ENV: str(room.learner_quota_mb), ROOM_MESSAGE_ENV: str(room.root / MESSAGE_FILE)}
     if room.workshop is not None:
         env[WORKSHOP_ENV] = str(room.workshop)
     return env

@@ -124,6 +124,9 @@ def cmd_workshop_check(args) -> int:
     say(f"hints:     {hints}")
     say(f"backend:   {workshop.backend}")
     say(f"name:      {'asked once per learner' if workshop.ask_name else 'not asked (exports carry an id)'}")
+    say("code:      " + ("the facilitator may read learners' code in `gpu-tutor room` (facilitator_sees_code)"
+                         if workshop.facilitator_sees_code else
+                         "learners' own; `gpu-tutor room` shows none (facilitator_sees_code = true allows it)"))
     from ..engine.process.gpulock import QUEUE_ENV, shared_queue
 
     if workshop.gpu_queue:

@@ -63,6 +63,11 @@ ask_name = true
 # each): on a GPU with less room than turns x 2 GB, lower it; 1 is one run at a time.
 # gpu_turns = 1
 
+# Whether you, the facilitator, may read learners' kernels in `gpu-tutor room DIR` (Enter on a
+# shared mistake shows one of the learners' code with the failing line marked). Their code is their
+# own: off unless you say so here, and tell the room when you turn it on.
+# facilitator_sees_code = false
+
 # Only with hints = "ai": a model server on this machine or the local network (an IP address or
 # localhost, never a host name: that would need DNS). Keys are never kept here.
 # [ai]
@@ -73,7 +78,7 @@ ask_name = true
 """
 
 _TOP_KEYS = {"title": str, "puzzles": list, "solutions": str, "hints": str, "backend": str,
-             "ask_name": bool, "gpu_queue": str, "gpu_turns": int, "ai": dict}
+             "ask_name": bool, "gpu_queue": str, "gpu_turns": int, "facilitator_sees_code": bool, "ai": dict}
 _AI_KEYS = {"model": str, "api_base": str, "full_code_hints": bool, "timeout": (int, float), "max_tokens": int}
 _REQUIRED = ("title", "puzzles")
 
@@ -93,6 +98,7 @@ class Workshop:
     ask_name: bool = False
     gpu_queue: str | None = None
     gpu_turns: int | None = None
+    facilitator_sees_code: bool = False  # the room view (`gpu-tutor room`) may show learners' code
     ai: dict = field(default_factory=dict)
 
     def restrict(self, catalog: Catalog) -> Catalog:
@@ -190,7 +196,8 @@ def workshop_from_dict(raw: dict, path: Path, catalog: Catalog) -> Workshop:
         raise fail("gpu_turns", f"{gpu_turns} is not allowed; use a whole number from 1 to {MAX_TURNS}: how many "
                                 f"GPU runs may be on the GPU at once ({DEFAULT_TURNS}, the default; 1: one at a time)")
     return Workshop(path=path, title=title, puzzles=puzzles, ask_name=raw.get("ask_name", False),
-                    gpu_queue=gpu_queue, gpu_turns=gpu_turns, ai=ai, **values)
+                    gpu_queue=gpu_queue, gpu_turns=gpu_turns, ai=ai,
+                    facilitator_sees_code=raw.get("facilitator_sees_code", False), **values)
 
 
 def _not_offline(api_base: str) -> str:
