@@ -7,7 +7,7 @@ child process does, so `gpu-tutor list` answers at once.
 This module holds only main() and the argparse tree with its shared options; the commands live by
 area: puzzle_commands.py (home, list, show, check, trace, content check), ai_commands.py (hint,
 doctor, config), coach_commands.py (verify, optimise), inputs.py (UsageError, a command's puzzle and kernel file), and
-tutor/workshop/cli.py (workshop init|check, export, report). `python -m tutor.cli` runs __main__.py.
+tutor/workshop/cli.py (workshop init|check, export, report, room). `python -m tutor.cli` runs __main__.py.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ai_options(p)
     p.set_defaults(func=cmd_optimise)
 
-    add_workshop_commands(sub)  # workshop init|check, export, report
+    add_workshop_commands(sub)  # workshop init|check, export, report, room
     add_serve_command(sub, add_workshop_option)
 
     p = sub.add_parser("content", help="content tools: `gpu-tutor content check`")

@@ -1,5 +1,5 @@
-"""The facilitator's commands: `workshop init|check`, `export` and `report`, and the workshop the app
-opens with. Kept apart from the tutor/cli/ package so that the learner's commands there stay short;
+"""The facilitator's commands: `workshop init|check`, `export`, `report` and `room`, and the workshop
+the app opens with. Kept apart from the tutor/cli/ package so that the learner's commands there stay short;
 tutor/cli/__init__.py only registers these. Exit status as everywhere: 0 done, 1 failed, 2 a usage or
 input error.
 """
@@ -56,6 +56,16 @@ def add_commands(sub) -> None:
     p.add_argument("--seats", action="store_true",
                    help="seat numbers in place of learners' names, in every output (for a projector, or to pass on)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("room", help="for facilitators: the room, live: who is on which puzzle and stuck how long, "
+                                    "the mistakes learners share, hint use, who has gone quiet, and a message to "
+                                    "every learner's screen")
+    p.add_argument("folder", metavar="DIR",
+                   help="a served room's folder (its `gpu-tutor serve --data`), a folder of export files, or one "
+                        "learner's data folder; only read, never written (but for the room's message file)")
+    p.add_argument("--seats", action="store_true",
+                   help="show seat numbers instead of learners' names (for a screen the room can see)")
+    p.set_defaults(func=cmd_room)
 
 
 def active_workshop(args) -> Workshop | None:
@@ -234,6 +244,37 @@ def _write(path: Path, text: str, option: str) -> None:
     except OSError as e:
         raise WorkshopError(f"{path}: cannot be written ({e.strerror or e}); choose another place with {option}") \
             from None
+
+
+def cmd_room(args) -> int:
+    path = Path(args.folder).expanduser()
+    refusal = _not_a_room(path)
+    if refusal:
+        _safe_print(f"gpu-tutor room: {path}: {refusal}", file=sys.stderr)
+        return 2
+    from tutor.app.room_app import RoomViewApp  # the one command here with a screen: textual loads only now
+
+    RoomViewApp(path, seat_numbers=args.seats).run()
+    return 0
+
+
+def _not_a_room(path: Path) -> str | None:
+    """Why `path` is no room to watch, or None. A served room with no learner yet is one: they come."""
+    from .learner import FILE_NAME
+
+    if not path.exists():
+        return "no such folder; give the folder of a served room (its --data) or a folder of export files"
+    if not path.is_dir():
+        return ("is a file; `gpu-tutor room` watches a folder: a served room's (its --data) or one holding export "
+                "files (`gpu-tutor report FILE...` reads single files)")
+    try:
+        if (path / "learners").is_dir() or (path / "state.json").exists() or (path / FILE_NAME).exists() \
+                or any(path.glob("*.json")):
+            return None
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    return ("holds no room: no learners/ folder (a served room's), no export files (*.json) and no learner's progress; "
+            "give the folder `gpu-tutor serve --data` names, or one you copied learners' exports into")
 
 
 def _safe_print(text: str, file=None) -> None:
