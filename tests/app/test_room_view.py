@@ -404,11 +404,16 @@ def test_nothing_is_cut_at_each_size(room, size):
         status = rendered(app.query_one("#status", Static))
         assert "updated 12:00:00 UTC" in status and "".join(status.split()) in "".join(screen_text(app).split())
         await pilot.press("f6")
-        await pilot.pause()
         listed = app.query_one("#mistakes", OptionList)
-        region = listed.content_region
-        drawn = "".join("".join(row[region.x:region.right].split())
-                        for row in screen_text(app).splitlines()[region.y:region.bottom])
+
+        def drawn() -> str:
+            region = listed.content_region
+            return "".join("".join(row[region.x:region.right].split())
+                           for row in screen_text(app).splitlines()[region.y:region.bottom])
+
+        # under load the tab's layout can take more than one pause: wait for the list to be drawn
+        await until(pilot, lambda: "".join(mistakes(app)[0].split()) in drawn(), what="the mistakes drawn")
+        drawn = drawn()
         for line in mistakes(app):
             assert "".join(line.split()) in drawn, line
         assert max(cell_len(row) for row in screen_text(app).splitlines()) <= size[0]
