@@ -10,9 +10,35 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def get(url: str, cookie: str | None = None):
+    """(status, headers, body) of one request, redirects not followed."""
+    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status, response.headers, response.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+def cookies_of(headers) -> dict[str, str]:
+    found = {}
+    for line in headers.get_all("Set-Cookie") or []:
+        name, value = line.split(";", 1)[0].split("=", 1)
+        found[name] = value
+    return found
 
 
 def free_port() -> int:
@@ -22,7 +48,8 @@ def free_port() -> int:
 
 
 class RoomProcess:
-    """`gpu-tutor serve` on a free loopback port; `.url` is the link it printed, `.token` its token."""
+    """`gpu-tutor serve` on a free loopback port; `.url` is the link it printed, `.token` its token;
+    `.view_url` and `.view_token` the facilitator's."""
 
     def __init__(self, data: Path, *args: str, env: dict | None = None, prefix: list[str] = (), port: int | None = None):
         self.port = port or free_port()
@@ -33,11 +60,11 @@ class RoomProcess:
                                       "--data", str(data), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      env=full_env, cwd=ROOT, start_new_session=True, text=True)
         self.output: list[str] = []
-        self.url = self.token = None
+        self.url = self.token = self.view_url = self.view_token = None
         reader = threading.Thread(target=self._read, daemon=True)
         reader.start()
         deadline = time.monotonic() + 60
-        while self.url is None:
+        while self.url is None or self.view_url is None:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise AssertionError("gpu-tutor serve did not start:\n" + "".join(self.output))
@@ -50,6 +77,9 @@ class RoomProcess:
             found = re.search(r"(http://127\.0\.0\.1:\d+/\?token=([A-Za-z0-9_-]+))", line)
             if found:
                 self.url, self.token = found.group(1), found.group(2)
+            found = re.search(r"(http://127\.0\.0\.1:\d+/facilitator\?token=([A-Za-z0-9_-]+))", line)
+            if found:
+                self.view_url, self.view_token = found.group(1), found.group(2)
 
     def _wait_listening(self, deadline: float) -> None:
         while time.monotonic() < deadline:
@@ -67,6 +97,22 @@ class RoomProcess:
     def learner_folders(self) -> list[Path]:
         return sorted(p for p in (self.data / "learners").iterdir() if p.is_dir())
 
+    def app_processes(self, module: str) -> list[int]:
+        """This room's live app processes running `module` (tutor.serve.session: learners' apps;
+        tutor.serve.facilitator_session: room views), not the shells that start them."""
+        found = []
+        for pid in os.listdir("/proc"):
+            if pid.isdigit():
+                try:
+                    command = open(f"/proc/{pid}/cmdline", "rb").read()
+                    if module.encode() in command.split(b"\0") and b"/bin/sh" not in command[:12]:
+                        stat = open(f"/proc/{pid}/stat").read()
+                        if stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X") and _descends(int(pid), self.proc.pid):
+                            found.append(int(pid))
+                except OSError:
+                    pass
+        return found
+
     def stop(self) -> str:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)
@@ -76,3 +122,15 @@ class RoomProcess:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
         return "".join(self.output)
+
+
+def _descends(pid: int, ancestor: int) -> bool:
+    while pid > 1:
+        if pid == ancestor:
+            return True
+        try:
+            stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            return False
+        pid = int(stat[stat.rfind(")") + 2:].split()[1])
+    return False

@@ -6,43 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
 from cli_run import run_cli
-from room_server import ROOT, RoomProcess
+from room_server import ROOT, RoomProcess, cookies_of, get
 
 pytest.importorskip("textual_serve", reason="pip install -e '.[test]' installs textual-serve")
 aiohttp = pytest.importorskip("aiohttp")
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-def get(url: str, cookie: str | None = None):
-    """(status, headers, body) of one request, redirects not followed."""
-    request = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(request, timeout=10) as response:
-            return response.status, response.headers, response.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read().decode()
-
-
-def cookies_of(headers) -> dict[str, str]:
-    found = {}
-    for line in headers.get_all("Set-Cookie") or []:
-        name, value = line.split(";", 1)[0].split("=", 1)
-        found[name] = value
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -373,31 +346,8 @@ def test_tabs_of_one_learner_opened_together_leave_one_app_on_their_folder(tmp_p
 
 
 def sessions(room) -> list[int]:
-    """The learners' app processes of the room now (their command lines name tutor.serve.session)."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                command = open(f"/proc/{pid}/cmdline", "rb").read()
-                if b"tutor.serve.session" in command and b"/bin/sh" not in command[:12]:
-                    stat = open(f"/proc/{pid}/stat").read()
-                    if stat[stat.rfind(")") + 2:].split()[0] not in ("Z", "X") and _descends(int(pid), room.proc.pid):
-                        found.append(int(pid))
-            except OSError:
-                pass
-    return found
-
-
-def _descends(pid: int, ancestor: int) -> bool:
-    while pid > 1:
-        if pid == ancestor:
-            return True
-        try:
-            stat = open(f"/proc/{pid}/stat").read()
-        except OSError:
-            return False
-        pid = int(stat[stat.rfind(")") + 2:].split()[1])
-    return False
+    """The learners' app processes of the room now."""
+    return room.app_processes("tutor.serve.session")
 
 
 def reopen(room, learner: str, timeout: float = 40) -> int:

@@ -1,7 +1,8 @@
 """`gpu-tutor serve`: the facilitator's one command for a room of browsers.
 
 It checks everything it can before it listens (the workshop file, the data folder, that learners'
-kernels cannot read that folder, that the port is free) and then prints the one link to hand out.
+kernels cannot read that folder, that the port is free) and then prints the one link to hand out,
+and apart from it the facilitator's own link to the room view, which is not to be handed out.
 """
 
 from __future__ import annotations
@@ -46,18 +47,19 @@ def add_serve_command(sub, add_workshop_option) -> None:
                    help="what each learner's data folder may hold (default 50 MB); past it their code stays "
                         "in their editor, unsaved, and they are told so")
     p.add_argument("--new-token", action="store_true",
-                   help="make a new token and cookie secret for the room: every old link and learner cookie "
-                        "stops working (their folders stay). Without it a restart keeps the room's link")
+                   help="make new keys for the room (the learners' token, the facilitator's token, the cookie "
+                        "secret): every old link, the facilitator's too, and every learner cookie stops working "
+                        "(their folders stay). Without it a restart keeps the room's links")
     p.set_defaults(func=cmd_serve)
 
 
 def cmd_serve(args) -> int:
     try:
-        server, room, url = prepare(args)
+        server, room, url, view_url = prepare(args)
     except ServeError as e:
         print(f"gpu-tutor serve: {terminal_safe(str(e))}", file=sys.stderr)
         return 2
-    for line in describe(room, args.host, url):
+    for line in describe(room, args.host, url, view_url):
         print(terminal_safe(line))
     sys.stdout.flush()
     server.serve()
@@ -65,14 +67,15 @@ def cmd_serve(args) -> int:
 
 
 def prepare(args):
-    """(the server, its Room, the link to hand out), or ServeError."""
+    """(the server, its Room, the link to hand out, the facilitator's link), or ServeError."""
     import importlib.util
 
     if importlib.util.find_spec("textual_serve") is None:
         raise ServeError("needs textual-serve: pip install 'gpu-tutor[serve]' (or pip install textual-serve)")
     from tutor.puzzles import load_catalog
     from tutor.workshop.cli import active_workshop
-    from .room import LEARNER_QUOTA_MB, Room, build_server, room_keys
+    from .room import FACILITATOR, LEARNER_QUOTA_MB, Room, build_server
+    from .room_keys import room_keys
 
     if not 0 < args.port < 65536:
         raise ServeError(f"--port {args.port}: choose a port from 1 to 65535 (e.g. 8000)")
@@ -95,12 +98,12 @@ def prepare(args):
         raise ServeError(f"{root}: lies inside {exposed}, which every learner's sandboxed kernel may read; "
                          "choose a room folder elsewhere with --data (e.g. --data ~/gpu-tutor-room)")
     try:
-        token, secret, made = room_keys(root, rotate=args.new_token)
-        room = Room(root=root, token=token, secret=secret, workshop=workshop.path.resolve() if workshop else None,
+        keys = room_keys(root, rotate=args.new_token)
+        room = Room(root=root, token=keys.token, secret=keys.secret, facilitator_token=keys.facilitator,
+                    workshop=workshop.path.resolve() if workshop else None,
                     title=workshop.title if workshop else "gpu-tutor", puzzles=puzzles,
                     max_sessions=args.max_learners, learner_quota_mb=quota,
-                    seats_per_address=args.seats_per_address, max_folders=args.max_folders or 0,
-                    keys="rotated" if args.new_token else "new" if made else "kept",
+                    seats_per_address=args.seats_per_address, max_folders=args.max_folders or 0, keys=keys.state,
                     facilitator_sees_code=bool(workshop and workshop.facilitator_sees_code))
         room.write_description()
     except OSError as e:
@@ -110,24 +113,29 @@ def prepare(args):
     if ":" in host_in_url:
         host_in_url = f"[{host_in_url}]"
     url = f"http://{host_in_url}:{args.port}/?token={room.token}"
-    return build_server(room, args.host, args.port), room, url
+    view_url = f"http://{host_in_url}:{args.port}{FACILITATOR}?token={room.facilitator_token}"
+    return build_server(room, args.host, args.port), room, url, view_url
 
 
-def describe(room, host: str, url: str) -> list[str]:
+def describe(room, host: str, url: str, view_url: str) -> list[str]:
     from ..engine.runner import gpu_present
     from ..session import Session
     from ..engine.process.sandbox import landlock_abi
 
-    from .room import KEYS_FILE
+    from .room_keys import KEYS_FILE
 
     lines = [f"gpu-tutor serve: {room.title} ({len(room.puzzles)} puzzles)",
-             f"  the room's link (hand it out; it carries the token): {url}"]
+             f"  the room's link (hand it out; it carries the token): {url}",
+             f"  the facilitator's link (yours alone: do not share it or show it on the projector; it opens "
+             f"the room view): {view_url}"]
     if room.keys == "rotated":
-        lines.append("  a new token: every earlier link and learner cookie of this room no longer works "
-                     "(learners' folders are kept; they start new ones from the new link)")
-    elif room.keys == "kept":
+        lines.append("  new tokens: every earlier link of this room, the facilitator's too, and every learner "
+                     "cookie no longer works (learners' folders are kept; they start new ones from the new link)")
+    elif room.keys in ("kept", "facilitator added"):
         lines.append(f"  the same link as before: the token is kept in {room.root / KEYS_FILE} "
                      "(--new-token makes a new one)")
+    if room.keys == "facilitator added":
+        lines.append("  the facilitator's link is new (this room's keys had none); the learners' link is unchanged")
     lines += [f"  learners' folders: {room.root / 'learners'}   class table: gpu-tutor report {room.root}",
               f"  each learner's folder may hold {room.learner_quota_mb} MB (--learner-quota-mb); the room keeps "
               f"at most {room.max_folders} learner folders (--max-folders)"]

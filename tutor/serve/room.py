@@ -16,16 +16,23 @@ puts a room's rules around it:
   taken to its close (a learner's second tab takes their own seat over); the check and the taking
   happen with nothing awaited between them, so learners joining together never count twice.
 - **Links survive a restart.** The token and the secret are kept in DATA/room-keys.json (readable by
-  the facilitator's user alone); `serve --new-token` makes new ones, and then every old link and
-  learner cookie stops working (the learners' folders stay).
+  the facilitator's user alone: room_keys.py); `serve --new-token` makes new ones, and then every old
+  link and learner cookie stops working (the learners' folders stay).
 - **Each app process** gets `GPU_TUTOR_DATA` (its folder) and `GPU_TUTOR_SERVED=1`: its checks are
   untrusted, so on the simulator the real compiler accepts a kernel before any of it runs, in the
   sandboxed child (engine.sandbox), which cannot read the other folders nor the server's environment.
   It also gets `GPU_TUTOR_ROOM_MESSAGE`, the path of DATA/room-message.json, where the facilitator's
-  room view (`gpu-tutor room DATA`) writes a message for everyone, which the app shows once.
+  room view (`gpu-tutor room DATA`, or served at /facilitator) writes a message for everyone, which
+  the app shows once.
+- **The facilitator's room view** lives under /facilitator, behind a token of its own that learners
+  never see (kept and rotated with the room's keys). Its link becomes a cookie sent to /facilitator
+  alone; every path there needs that token, so the learners' token (link or cookie) gets 403 there,
+  and the facilitator's token is no learner's: on the learners' paths it gets 403 and never a folder.
+  Each of its websockets (same Origin check) runs the room view (facilitator_session.py) over DATA,
+  with no learner folder and no seat; at most `Room.max_views` at once, since each reads every
+  learner's folder.
 
-The page is our own (no web fonts fetched: an offline room has no internet); it loads textual-serve's
-terminal script and font from its static folder.
+The pages are ours (pages.py).
 """
 
 from __future__ import annotations
@@ -34,10 +41,8 @@ import asyncio
 import base64
 import hashlib
 import hmac
-import html
 import json
 import logging
-import os
 import re
 import secrets
 import shlex
@@ -49,10 +54,14 @@ from pathlib import Path
 from tutor.workshop.folders import ROOM_FILE  # the room's title and puzzles, for the class report
 from tutor.workshop.room_code import CODE_KEY  # whether the room view may show learners' code
 
+from .pages import FACILITATOR_ONLY_PAGE, FACILITATOR_TOKEN_HERE_PAGE, REFUSED_PAGE, facilitator_page, learner_page
+
 ROOM_COOKIE = "gpu_tutor_room"
 LEARNER_COOKIE = "gpu_tutor_learner"
+FACILITATOR_COOKIE = "gpu_tutor_facilitator"
+FACILITATOR = "/facilitator"  # the room view's page; its websocket and static files are under it
+MAX_VIEWS = 2  # the facilitator's room views open at once (say, their laptop and a second screen)
 LEARNER_DAYS = 30  # a learner's browser keeps its folder across restarts for a month
-KEYS_FILE = "room-keys.json"
 LEARNER_QUOTA_MB = 50  # each learner's data folder, by default (serve --learner-quota-mb)
 _SIGNED = re.compile(r"([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]{43})")
 STOP_WAIT_S = 10.0  # an app told to quit (its tab closed or taken over) gets this long to save and end
@@ -71,7 +80,9 @@ class Room:
     learner_quota_mb: int = LEARNER_QUOTA_MB
     seats_per_address: int = 0  # 0: no cap (a room behind one proxy or NAT is one address)
     max_folders: int = 0        # learner folders the room makes at most (0: four per seat)
-    keys: str = "new"     # the token and secret: "kept" from the room folder, "new", or "rotated"
+    keys: str = "new"     # the keys: "kept" from the room folder, "new", "rotated" or "facilitator added"
+    facilitator_token: str = ""  # opens the room view (/facilitator), and nothing else; "": none
+    max_views: int = MAX_VIEWS
     facilitator_sees_code: bool = False  # the workshop's word: `gpu-tutor room` may show learners' code
 
     def __post_init__(self):
@@ -89,6 +100,10 @@ class Room:
 
     def allows(self, token: str | None) -> bool:
         return bool(token) and hmac.compare_digest(token.encode(), self.token.encode())
+
+    def allows_facilitator(self, token: str | None) -> bool:
+        return bool(token and self.facilitator_token) and \
+            hmac.compare_digest(token.encode(), self.facilitator_token.encode())
 
     def new_learner_cookie(self) -> str:
         learner = secrets.token_urlsafe(24)
@@ -118,33 +133,6 @@ class Room:
         write_atomic(self.root / ROOM_FILE, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
 
 
-def new_token() -> str:
-    return secrets.token_urlsafe(18)
-
-
-def room_keys(root: Path, rotate: bool = False) -> tuple[str, bytes, bool]:
-    """(token, secret, made): the room's keys as kept in its folder, or new ones (made True) when
-    there are none, they cannot be read, or `rotate` asks for new ones. The file is the facilitator
-    user's alone (0600)."""
-    from tutor.store import read_regular, write_atomic
-
-    path = root / KEYS_FILE
-    if not rotate:
-        try:
-            kept = json.loads(read_regular(path, 4096).decode("utf-8"))
-            token, secret = kept["token"], base64.urlsafe_b64decode(kept["secret"])
-            if re.fullmatch(r"[A-Za-z0-9_-]{16,}", token) and len(secret) >= 32:
-                return token, secret, False
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-    token, secret = new_token(), secrets.token_bytes(32)
-    root.mkdir(parents=True, exist_ok=True)
-    data = json.dumps({"token": token, "secret": base64.urlsafe_b64encode(secret).decode()}) + "\n"
-    write_atomic(path, data.encode("utf-8"))
-    os.chmod(path, 0o600)
-    return token, secret, True
-
-
 def session_command() -> str:
     """The shell command textual-serve runs for each tab: `exec`, so the shell becomes the app and a
     kill that ends an app that would not quit reaches the app itself, not only its shell."""
@@ -165,6 +153,22 @@ def session_env(room: Room, folder: Path) -> dict[str, str]:
     return env
 
 
+def view_command() -> str:
+    """The shell command of each facilitator's room view (`exec`, as `session_command`)."""
+    return "exec " + shlex.join([sys.executable, "-m", "tutor.serve.facilitator_session"])
+
+
+def view_env(room: Room) -> dict[str, str | None]:
+    """What the facilitator's room view gets on top of the server's environment (None: taken out of
+    it): the room's folder, and neither a data folder (the server's own may be set) nor a learner's
+    flags, so that it never opens a store of a learner's."""
+    from ..session import SERVED_ENV
+    from tutor.store import DATA_ENV, QUOTA_ENV
+    from .facilitator_session import ROOM_DATA_ENV
+
+    return {ROOM_DATA_ENV: str(room.root), DATA_ENV: None, SERVED_ENV: None, QUOTA_ENV: None}
+
+
 def build_server(room: Room, host: str, port: int):
     """The aiohttp server of a room (textual_serve underneath); `.serve()` runs it until ctrl+c."""
     from aiohttp import WSMsgType, web
@@ -172,14 +176,15 @@ def build_server(room: Room, host: str, port: int):
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
 
-    class LearnerApp(AppService):
-        """One learner's app process: the server's environment plus the learner's folder."""
+    class AppProcess(AppService):
+        """One tab's app process (a learner's app, or the facilitator's room view): the server's
+        environment with `env` on top of it (None: taken out), never devtools."""
 
-        def __init__(self, folder: Path, websocket, **kwargs):
-            super().__init__(session_command(), write_bytes=websocket.send_bytes, write_str=websocket.send_str,
+        def __init__(self, command: str, env: dict[str, str | None], websocket, farewell: bytes, **kwargs):
+            super().__init__(command, write_bytes=websocket.send_bytes, write_str=websocket.send_str,
                              close=self.close_tab, **kwargs)
-            self.folder, self.websocket = folder, websocket
-            self.farewell = b"your app ended (your code is saved)"  # why the tab closes, as its close reason
+            self.env, self.websocket = env, websocket
+            self.farewell = farewell  # why the tab closes, as its close reason
             self._stopping: asyncio.Future | None = None
 
         async def close_tab(self) -> None:
@@ -187,13 +192,17 @@ def build_server(room: Room, host: str, port: int):
 
         def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
             env = super()._build_environment(width, height)
-            env.pop("TEXTUAL", None)  # never devtools for a learner
-            env.update(session_env(room, self.folder))
+            env.pop("TEXTUAL", None)  # never devtools in a served app
+            for key, value in self.env.items():
+                if value is None:
+                    env.pop(key, None)
+                else:
+                    env[key] = value
             return env
 
         async def stop(self) -> None:
-            """Ask the app to quit (it saves the code first); kill it when it does not. Stopping twice
-            (its tab's close and a takeover) waits for the one stop."""
+            """Ask the app to quit (a learner's saves the code first); kill it when it does not.
+            Stopping twice (its tab's close and a takeover) waits for the one stop."""
             if self._stopping is None:
                 self._stopping = asyncio.ensure_future(self._stop())
             await asyncio.shield(self._stopping)
@@ -212,12 +221,16 @@ def build_server(room: Room, host: str, port: int):
     class RoomServer(Server):
         def __init__(self):
             super().__init__(session_command(), host=host, port=port, title=f"gpu-tutor · {room.title}")
-            self.live: dict[str, tuple[LearnerApp, web.WebSocketResponse]] = {}  # by learner id
+            self.live: dict[str, tuple[AppProcess, web.WebSocketResponse]] = {}  # by learner id
             # learner id -> how many of their tabs' handlers are alive: a seat is a learner with a
             # handler, from the websocket's accepting to the end of the app it started
             self.seats: dict[str, int] = {}
             self.addresses: dict[str, str] = {}  # learner id -> the address of their newest tab
             self.locks: dict[str, asyncio.Lock] = {}  # one takeover at a time per learner
+            # the facilitator's room views: a view is counted from its websocket's accepting to the end
+            # of its app, as a seat is; `views` holds those whose app has started (ctrl+c stops them)
+            self.view_count = 0
+            self.views: set[AppProcess] = set()
             self.exiting = False
 
         def initialize_logging(self) -> None:
@@ -241,6 +254,9 @@ def build_server(room: Room, host: str, port: int):
             live = [service for service, _ in self.live.values()]
             for service in live:
                 service.farewell = b"the room stopped (your code is saved)"
+            for view in self.views:
+                view.farewell = b"the room stopped"
+            live += self.views
             await asyncio.gather(*(service.stop() for service in live), return_exceptions=True)
             await asyncio.gather(*(service.close_tab() for service in live), return_exceptions=True)
             asyncio.get_running_loop().call_soon(self._exit_now)
@@ -252,15 +268,31 @@ def build_server(room: Room, host: str, port: int):
         async def _make_app(self) -> web.Application:
             app = web.Application(middlewares=[self.require_token])
             app.add_routes([web.get("/", self.handle_index), web.get("/ws", self.handle_websocket),
-                            web.static("/static", self.statics_path)])
+                            web.static("/static", self.statics_path),
+                            web.get(FACILITATOR, self.handle_facilitator),
+                            web.get(FACILITATOR + "/ws", self.handle_view_websocket),
+                            web.static(FACILITATOR + "/static", self.statics_path)])
             return app
 
         @web.middleware
         async def require_token(self, request, handler):
-            if not (room.allows(request.query.get("token")) or room.allows(request.cookies.get(ROOM_COOKIE))):
-                log.info("refused %s %s: no room token", request.remote, request.path)
-                return web.Response(status=403, content_type="text/html", text=REFUSED_PAGE)
-            return await handler(request)
+            """Every path needs its token: the facilitator's under /facilitator, the learners' elsewhere.
+            What is refused is logged by path alone: a token is in the query, which is never logged."""
+            query = request.query.get("token")
+            if request.path == FACILITATOR or request.path.startswith(FACILITATOR + "/"):
+                if room.allows_facilitator(query) or room.allows_facilitator(request.cookies.get(FACILITATOR_COOKIE)):
+                    return await handler(request)
+                learners = room.allows(query) or room.allows(request.cookies.get(ROOM_COOKIE))
+                log.info("refused %s %s: %s", request.remote, request.path,
+                         "the learners' token, not the facilitator's" if learners else "no facilitator's token")
+                return web.Response(status=403, content_type="text/html", text=FACILITATOR_ONLY_PAGE)
+            if room.allows(query) or room.allows(request.cookies.get(ROOM_COOKIE)):
+                return await handler(request)
+            if room.allows_facilitator(query):  # never a learner: no cookie, no folder
+                log.info("refused %s %s: the facilitator's token, not the learners'", request.remote, request.path)
+                return web.Response(status=403, content_type="text/html", text=FACILITATOR_TOKEN_HERE_PAGE)
+            log.info("refused %s %s: no room token", request.remote, request.path)
+            return web.Response(status=403, content_type="text/html", text=REFUSED_PAGE)
 
         async def handle_index(self, request):
             learner = room.learner_of(request.cookies.get(LEARNER_COOKIE))
@@ -273,9 +305,57 @@ def build_server(room: Room, host: str, port: int):
                                         path="/", max_age=LEARNER_DAYS * 86400)
                 return response
             scheme = "wss" if request.secure else "ws"
-            page = PAGE.format(title=html.escape(self.title), ws=html.escape(f"{scheme}://{request.host}/ws"),
-                               font_size=_font_size(request.query.get("fontsize")))
+            page = learner_page(self.title, f"{scheme}://{request.host}/ws", _font_size(request.query.get("fontsize")))
             return web.Response(content_type="text/html", text=page, headers={"Cache-Control": "no-store"})
+
+        async def handle_facilitator(self, request):
+            """The room view's page (the middleware has checked the facilitator's token)."""
+            if room.allows_facilitator(request.query.get("token")):
+                # the link's token becomes a cookie sent to /facilitator alone, and leaves the address bar
+                response = web.Response(status=303, headers={"Location": FACILITATOR})
+                response.set_cookie(FACILITATOR_COOKIE, room.facilitator_token, httponly=True, samesite="Strict",
+                                    path=FACILITATOR)
+                return response
+            scheme = "wss" if request.secure else "ws"
+            page = facilitator_page(f"{self.title} · room view", f"{scheme}://{request.host}{FACILITATOR}/ws",
+                                    _font_size(request.query.get("fontsize")))
+            return web.Response(content_type="text/html", text=page, headers={"Cache-Control": "no-store"})
+
+        async def handle_view_websocket(self, request):
+            """A facilitator's room view: no seat, no learner folder, at most `room.max_views` at once."""
+            origin = request.headers.get("Origin")
+            if origin is not None and not _same_origin(origin, request):
+                log.info("refused a room view's websocket from %s (page of another site: %s)", request.remote, origin)
+                return web.Response(status=403, text="the room view opens only from its own page")
+            if self.view_count >= room.max_views:
+                return web.Response(status=503, text=f"the room view is open in {room.max_views} tabs already, all the "
+                                                     "room runs at once (each reads every learner's folder); close one")
+            self.view_count += 1  # taken before anything is awaited, held until its app has ended
+            service = websocket = None
+            try:
+                websocket = web.WebSocketResponse(heartbeat=15)
+                try:
+                    await websocket.prepare(request)
+                except (ConnectionError, OSError, RuntimeError) as error:
+                    log.info("room view: the tab left before it connected (%s)", error)
+                    return websocket
+                service = AppProcess(view_command(), view_env(room), websocket, b"the room view ended",
+                                     download_manager=self.download_manager)
+                self.views.add(service)
+                await service.start(_size(request.query.get("width"), 80), _size(request.query.get("height"), 24))
+                log.info("room view: started (%d open)", self.view_count)
+                try:
+                    await _relay(websocket, service, WSMsgType.TEXT)
+                except Exception as error:  # a bad message ends that tab, never the room
+                    log.info("room view: connection ended (%s)", error)
+            finally:
+                if service is not None:
+                    await service.stop()
+                    self.views.discard(service)
+                if websocket is not None:
+                    await websocket.close()
+                self.view_count -= 1
+            return websocket
 
         async def handle_websocket(self, request):
             origin = request.headers.get("Origin")
@@ -315,7 +395,9 @@ def build_server(room: Room, host: str, port: int):
                         await earlier[0].close_tab()
                     if websocket.closed:  # this tab left while it waited its turn
                         return websocket
-                    service = LearnerApp(folder, websocket, download_manager=self.download_manager)
+                    service = AppProcess(session_command(), session_env(room, folder), websocket,
+                                         b"your app ended (your code is saved)",
+                                         download_manager=self.download_manager)
                     self.live[learner] = (service, websocket)
                     await service.start(width, height)
                 log.info("learner %s: app started (%d in the room)", folder.name, len(self.seats))
@@ -401,62 +483,3 @@ def _font_size(value) -> int:
         return max(8, min(int(value), 40))
     except (TypeError, ValueError):
         return 16
-
-
-REFUSED_PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>gpu-tutor</title></head>
-<body style="font-family: monospace; background: #0c181f; color: #eee; padding: 3em">
-<h1>This room needs its link</h1>
-<p>Open the address your facilitator gave you: it ends in <code>?token=...</code>.</p>
-</body></html>
-"""
-
-PAGE = """<!DOCTYPE html>
-<html>
-<head>
-<meta charset="utf-8">
-<title>{title}</title>
-<link rel="stylesheet" href="/static/css/xterm.css">
-<script src="/static/js/textual.js"></script>
-<style>
-@font-face {{ font-family: "Roboto Mono"; src: url("/static/fonts/RobotoMono-VariableFont_wght.ttf"); }}
-html, body {{ margin: 0; height: 100%; background: #0c181f; color: #e8e8e8; font-family: "Roboto Mono", monospace; }}
-.note {{ position: absolute; inset: 0; display: flex; align-items: center; justify-content: center;
-         flex-direction: column; z-index: 10; }}
-.note.ended, body.-first-byte .note.starting {{ display: none; }}
-body.-closed .note.ended {{ display: flex; background: #0c181f; }}
-.textual-terminal {{ width: 100vw; height: 100vh; opacity: 0; }}
-body.-first-byte .textual-terminal {{ opacity: 1; }}
-a {{ color: #ac5af4; }}
-</style>
-</head>
-<body>
-<div class="note starting"><p>{title}</p><p>starting your session...</p></div>
-<div class="note ended"><p>Your session ended (your code is saved).</p><p id="back"></p><p><a href="/">Start again</a></p></div>
-<div id="terminal" class="textual-terminal" data-session-websocket-url="{ws}" data-font-size="{font_size}"></div>
-<script>
-// When the session ends because the room went away (the facilitator restarted it), come back by
-// ourselves as soon as it answers again. A room that stays up (this learner opened another tab) is
-// left alone: two tabs must not take the app from each other.
-(function () {{
-  var watching = false;
-  new MutationObserver(function () {{
-    if (watching || !document.body.classList.contains("-closed")) return;
-    watching = true;
-    var down = false, tries = 0;
-    function poll() {{
-      fetch("/", {{cache: "no-store", credentials: "same-origin"}}).then(function () {{
-        if (down) {{ location.reload(); return; }}
-        if (++tries < 5) setTimeout(poll, 1500);
-      }}).catch(function () {{
-        down = true;
-        document.getElementById("back").textContent = "The room is restarting: this page reconnects when it is back.";
-        setTimeout(poll, 2000);
-      }});
-    }}
-    setTimeout(poll, 500);
-  }}).observe(document.body, {{attributes: true, attributeFilter: ["class"]}});
-}})();
-</script>
-</body>
-</html>
-"""
