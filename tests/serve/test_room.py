@@ -358,6 +358,30 @@ def reopen(room, learner: str, timeout: float = 40) -> int:
     return status
 
 
+def test_a_learners_app_that_cannot_open_closes_its_tab_and_frees_the_seat(tmp_path):
+    """textual-serve closes a tab only when its app says it exits: on main an app that could not
+    open (here the room's workshop file is gone) left its tab waiting on a dead process for good,
+    the websocket's heartbeats keeping it alive, and its seat taken."""
+    (tmp_path / "w.toml").write_text('title = "Club"\npuzzles = ["map"]\n')
+    room = RoomProcess(tmp_path / "room", "--workshop", str(tmp_path / "w.toml"), "--max-learners", "1")
+    try:
+        (tmp_path / "w.toml").unlink()  # every app opened from now on fails before its first screen
+        learner = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+
+        async def open_tab():
+            async with aiohttp.ClientSession() as session:
+                ws = await session.ws_connect(f"ws://127.0.0.1:{room.port}/ws", headers=ws_headers(room, learner))
+                message = await asyncio.wait_for(ws.receive(), 60)
+                return message.type, message.extra
+
+        assert asyncio.run(open_tab()) == (aiohttp.WSMsgType.CLOSE, "your app ended (your code is saved)")
+        other = cookies_of(get(room.url)[1])["gpu_tutor_learner"]
+        assert reopen(room, other) != 503  # the one seat is free again
+    finally:
+        log = room.stop()
+    assert "no such workshop file" in log
+
+
 def test_seats_per_address_keep_one_participant_from_taking_every_seat(tmp_path):
     """One participant with the link can mint a cookie per visit: a cap per address stops them."""
     room = RoomProcess(tmp_path / "room", "--seats-per-address", "1")

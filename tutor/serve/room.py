@@ -190,6 +190,19 @@ def build_server(room: Room, host: str, port: int):
         async def close_tab(self) -> None:
             await self.websocket.close(message=self.farewell)
 
+        async def run(self) -> None:
+            """Relay the app's output until its process ends, then close its tab however it ended:
+            textual-serve closes a tab only when the app says it exits, and an app that could not
+            start (a room's file gone, a view that cannot open) says nothing, so the tab would wait
+            forever on a dead process."""
+            try:
+                await super().run()
+            finally:
+                try:
+                    await self.close_tab()
+                except (ConnectionError, RuntimeError):
+                    pass  # the tab has gone already
+
         def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
             env = super()._build_environment(width, height)
             env.pop("TEXTUAL", None)  # never devtools in a served app
