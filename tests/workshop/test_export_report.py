@@ -268,16 +268,21 @@ def test_still_on_it_means_active_on_it_lately_in_an_app_still_open(tmp_path, le
     assert hold_ups(done) == [["map", "0/1", "10m", still_on_it]]
 
 
+def old_export(zip_attempts: int) -> dict:
+    """An export as gpu-tutor wrote it before active time and the live view: map solved, zip not."""
+    return {"format": "gpu-tutor-progress", "version": 1, "exported_at": "2025-03-07T10:00:00.000+00:00",
+            "learner": {"id": "learner-0ld0ld01", "name": "Old"}, "workshop": None, "current_puzzle": "zip",
+            "puzzles": [{"id": "map", "solved": True, "solved_at": "2025-03-07T09:10:00.000+00:00", "attempts": 2,
+                         "first_opened_at": "2025-03-07T09:00:00.000+00:00", "time_to_solve_s": 600.0,
+                         "hint_levels_used": 0, "ai_hints_used": 0},
+                        {"id": "zip", "solved": False, "solved_at": None, "attempts": zip_attempts,
+                         "first_opened_at": "2025-03-07T09:10:00.000+00:00", "time_to_solve_s": None,
+                         "hint_levels_used": 0, "ai_hints_used": 0}]}
+
+
 def test_an_export_from_before_active_time_still_loads_and_says_its_times_are_unknown(tmp_path):
     """The export format of gpu-tutor before active time: no app_closed_at, no active keys."""
-    old = {"format": "gpu-tutor-progress", "version": 1, "exported_at": "2025-03-07T10:00:00.000+00:00",
-           "learner": {"id": "learner-0ld0ld01", "name": "Old"}, "workshop": None, "current_puzzle": "zip",
-           "puzzles": [{"id": "map", "solved": True, "solved_at": "2025-03-07T09:10:00.000+00:00", "attempts": 2,
-                        "first_opened_at": "2025-03-07T09:00:00.000+00:00", "time_to_solve_s": 600.0,
-                        "hint_levels_used": 0, "ai_hints_used": 0},
-                       {"id": "zip", "solved": False, "solved_at": None, "attempts": 1,
-                        "first_opened_at": "2025-03-07T09:10:00.000+00:00", "time_to_solve_s": None,
-                        "hint_levels_used": 0, "ai_hints_used": 0}]}
+    old = old_export(zip_attempts=1)
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     done = gpu_tutor("report", str(path), "--csv", str(tmp_path / "c.csv"))

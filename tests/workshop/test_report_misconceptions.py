@@ -13,6 +13,7 @@ import pytest
 
 from cli_run import run_cli
 from tests.workshop.room_fixture import NOW, PUZZLES, build_room
+from tests.workshop.test_export_report import old_export
 from tutor.workshop.live import LiveRoom
 from tutor.workshop.report import MISCONCEPTIONS_TITLE, NO_MISCONCEPTIONS
 
@@ -91,14 +92,7 @@ def test_the_three_spellings_of_the_dot_race_are_one_row_and_the_race_on_out0_an
 
 def test_an_export_without_last_failure_still_reads_and_shows_no_misconception(tmp_path):
     """The export format before the live view: no last_run_at, no last_failure; zip's last run failed."""
-    old = {"format": "gpu-tutor-progress", "version": 1, "exported_at": "2025-03-07T10:00:00.000+00:00",
-           "learner": {"id": "learner-0ld0ld01", "name": "Old"}, "workshop": None, "current_puzzle": "zip",
-           "puzzles": [{"id": "map", "solved": True, "solved_at": "2025-03-07T09:10:00.000+00:00", "attempts": 2,
-                        "first_opened_at": "2025-03-07T09:00:00.000+00:00", "time_to_solve_s": 600.0,
-                        "hint_levels_used": 0, "ai_hints_used": 0},
-                       {"id": "zip", "solved": False, "solved_at": None, "attempts": 3,
-                        "first_opened_at": "2025-03-07T09:10:00.000+00:00", "time_to_solve_s": None,
-                        "hint_levels_used": 0, "ai_hints_used": 0}]}
+    old = old_export(zip_attempts=3)
     path = tmp_path / "old.json"
     path.write_text(json.dumps(old))
     done = gpu_tutor("report", str(path), "--csv", str(tmp_path / "c.csv"))
