@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from tutor.textsafe import has_unsafe, terminal_safe, terminal_safe_columns
+from tutor.textsafe import has_unsafe, one_line, terminal_safe, terminal_safe_columns, visible
 
 TITLE = "\x1b]0;pwned\x07"                            # sets the window title
 CLEAR = "\x1b[2J"                                     # clears the screen
@@ -45,3 +45,15 @@ def test_the_editor_form_keeps_one_visible_character_per_character():
     assert len(drawn) == len(text)
     assert drawn == "x = '\u241b[2J\u2407' \ufffd \ufffd \u2421\tend"
     assert not has_unsafe(drawn)
+
+
+def test_visible_shows_what_a_reader_could_not_see_and_keeps_the_lines_python_counts():
+    hidden = "cache\u200b[i]\u200d = x\ufeff  # \u2028out[i] = 1\U000e0041\u00ad"
+    assert visible(hidden) == "cache\\u200b[i]\\u200d = x\\ufeff  # \\u2028out[i] = 1\\ue0041\\u00ad"
+    assert visible("def k(a):\n\tb = a  # ünïcödé ✓ 核\n") == "def k(a):\n\tb = a  # ünïcödé ✓ 核\n"
+    assert visible(ATTACK) == terminal_safe(ATTACK)
+
+
+def test_one_line_is_one_line_whatever_breaks_a_line():
+    assert one_line(" race\n  on\t`cache`\u2028FORGED\u2029\x85\x0b\x0c\x1cx\r\n ") == "race on `cache` FORGED x"
+    assert one_line("a\u200bb\x1b[2J") == "a\\u200bb\\x1b[2J"

@@ -20,6 +20,7 @@ cut between two pieces, whose CR then shows as `\\x0d`: visible, and harmless).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # C0 but tab and newline, DEL, C1, the bidi embeddings, overrides, isolates and marks, and lone surrogates.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -48,6 +49,31 @@ def terminal_safe_columns(text: str) -> str:
     for the rest), so that column positions stay those of the text: for an editor, whose cursor and
     highlighting count characters of the learner's own text, which must not change."""
     return _UNSAFE.sub(_picture, text)
+
+
+def visible(text: str) -> str:
+    """`terminal_safe`, and every character that shows nothing, or breaks a line where the text does
+    not, shown escaped too: the format characters (zero-width space and joiners, word joiner, byte-order
+    mark, soft hyphen, the tag characters) and the line and paragraph separators (U+2028, U+2029),
+    which Python does not count as line ends but a renderer may draw as one. For text whose every
+    character a facilitator must see as it is: a learner's kernel, what their failing run kept."""
+    return _NON_ASCII.sub(_escaped_if_hidden, terminal_safe(text))
+
+
+def one_line(text: str) -> str:
+    """`visible` text on one line, every run of whitespace (a newline, a tab, U+2028) one space: for a
+    cell of a table or a row of a list, where a newline in someone else's text would start a row of
+    its own that reads as ours."""
+    return visible(" ".join(text.split()))
+
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
+_HIDDEN = {"Cf", "Zl", "Zp"}
+
+
+def _escaped_if_hidden(match: re.Match) -> str:
+    char = match.group()
+    return f"\\u{ord(char):04x}" if unicodedata.category(char) in _HIDDEN else char
 
 
 def has_unsafe(text: str) -> bool:

@@ -26,6 +26,7 @@ learner's code files, for --with-code) is named and left out, never followed or 
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ FORMAT = "gpu-tutor-progress"
 VERSION = 1
 _FIELDS = ("solved", "attempts", "time_to_solve_s", "hint_levels_used", "ai_hints_used")
 EXPORT_LIMIT = 4 * MB  # progress is a few KB; with every puzzle's code, still far below this
+# gpu-tutor has 30 puzzles: a list of more is no workshop and no export it wrote, and would make every
+# learner a row as wide as the list in the live view and the report
+MAX_PUZZLES = 500
 
 
 def build_export(store: Store, learner: Learner, puzzle_ids: list[str], *, workshop=None,
@@ -114,7 +118,16 @@ class LearnerExport:
     app_closed_at: float | None = None  # when the learner's app last closed; None: never, or not recorded
 
     def record(self, pid: str) -> PuzzleProgress | None:
-        return next((r.progress for r in self.puzzles if r.id == pid), None)
+        return self._records.get(pid)
+
+    @functools.cached_property
+    def _records(self) -> dict[str, PuzzleProgress]:
+        """By id, the first record of each: the live view and the report look up every learner's every
+        puzzle, and a scan of the list each time made a refresh quadratic in the puzzles."""
+        out: dict[str, PuzzleProgress] = {}
+        for r in self.puzzles:
+            out.setdefault(r.id, r.progress)
+        return out
 
     def active_time(self, pid: str) -> float | None:
         """Seconds the learner was at a puzzle (tutor.activity): up to its solution, or, unsolved, so
@@ -195,12 +208,17 @@ def _workshop(raw) -> tuple[str | None, tuple[str, ...] | None]:
     if (not isinstance(raw, dict) or not isinstance(raw.get("title"), str)
             or not isinstance(raw.get("puzzles"), list) or not all(isinstance(p, str) for p in raw["puzzles"])):
         raise BadExport("workshop: must be null or {\"title\": text, \"puzzles\": [ids]}")
-    return raw["title"], tuple(raw["puzzles"])
+    if len(raw["puzzles"]) > MAX_PUZZLES:
+        raise BadExport(f"workshop.puzzles: lists {len(raw['puzzles'])} puzzles, more than any workshop has "
+                        f"(at most {MAX_PUZZLES})")
+    return raw["title"], tuple(dict.fromkeys(raw["puzzles"]))  # a puzzle listed twice is one puzzle
 
 
 def _puzzles(raw) -> tuple[PuzzleRecord, ...]:
     if not isinstance(raw, list):
         raise BadExport("puzzles: missing or not a list")
+    if len(raw) > MAX_PUZZLES:
+        raise BadExport(f"puzzles: holds {len(raw)} records, more than gpu-tutor has puzzles (at most {MAX_PUZZLES})")
     records = []
     for n, entry in enumerate(raw):
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tutor.store import MB, Store, loads_strict, read_regular
-from .export import BadExport, LearnerExport, build_export, export_from, export_puzzle_ids
+from .export import MAX_PUZZLES, BadExport, LearnerExport, build_export, export_from, export_puzzle_ids
 from .learner import FILE_NAME, PLAIN_ID, load_learner
 
 ROOM_FILE = "room.json"  # written by `gpu-tutor serve` (tutor.serve.room): the room's title and puzzles
@@ -34,11 +34,15 @@ def sources(path: Path, notes: list[str]) -> list[tuple[Path, object]]:
 
     if not path.is_dir():
         return [(path, lambda: read_export(path))]
-    if (path / "learners").is_dir():  # a served room
+    learners = path / "learners"
+    if learners.is_symlink():  # `serve` makes a folder: a link may lead anywhere, / included
+        return [(learners, BadExport("is a link, not a served room's own learners folder: not followed"))]
+    if learners.is_dir():  # a served room
         room = _room(path)
         if room is None:
             notes.append(f"{path / ROOM_FILE} is missing or unreadable: each learner's opened puzzles are shown")
-        folders = sorted(p for p in (path / "learners").iterdir() if p.is_dir() and not p.is_symlink())
+        names = sorted(entry.name for entry in _entries(learners) if entry.is_dir(follow_symlinks=False))
+        folders = [learners / name for name in names]
         if not folders:
             return [(path, BadExport("is a served room with no learners yet"))]
         return [(folder, lambda folder=folder: from_folder(folder, room, notes)) for folder in folders]
@@ -48,6 +52,29 @@ def sources(path: Path, notes: list[str]) -> list[tuple[Path, object]]:
     if exports:
         return [(p, lambda p=p: read_export(p)) for p in exports]
     return [(path, BadExport("is a folder with no export files, learner folders or progress in it"))]
+
+
+def stray_entries(root: Path) -> list[tuple[str, str]]:
+    """What a served room's learners/ holds besides learners' folders, by name, each with why it is
+    left out: links (never followed) and anything not a folder. `sources` leaves them out; the live
+    view says so. Names, not paths: there may be a hundred thousand of them to sort."""
+    learners = Path(root) / "learners"
+    if learners.is_symlink() or not learners.is_dir():
+        return []
+    out = []
+    for entry in _entries(learners):
+        if entry.is_symlink():
+            out.append((entry.name, "is a link, not a learner's folder: left out (never followed)"))
+        elif not entry.is_dir(follow_symlinks=False):
+            out.append((entry.name, "is not a folder: left out"))
+    return sorted(out)
+
+
+def _entries(folder: Path) -> list[os.DirEntry]:
+    """A folder's entries, their kinds read from the listing itself: a stat per entry, twice, made a
+    folder of a hundred thousand stray files cost seconds on every refresh of the live view."""
+    with os.scandir(folder) as it:
+        return list(it)
 
 
 def from_folder(folder: Path, room: RoomDescription | None, notes: list[str] | None = None) -> LearnerExport:
@@ -79,5 +106,8 @@ def _room(root: Path) -> RoomDescription | None:
         return None
     if not isinstance(raw, dict) or not isinstance(raw.get("title"), str) or not isinstance(raw.get("puzzles"), list):
         return None
-    puzzles = tuple(p for p in raw["puzzles"] if isinstance(p, str) and PLAIN_ID.fullmatch(p))
+    if len(raw["puzzles"]) > MAX_PUZZLES:  # `serve` writes a workshop's list: this one was edited
+        return None
+    # a puzzle listed twice (an edited file) is one puzzle, one column
+    puzzles = tuple(dict.fromkeys(p for p in raw["puzzles"] if isinstance(p, str) and PLAIN_ID.fullmatch(p)))
     return RoomDescription(raw["title"], puzzles)

@@ -30,6 +30,7 @@ from .misconceptions import Misconception, clusters
 IDLE_RUN_S = 10 * 60.0  # "has not run anything for ten minutes"
 MAX_LABEL = 64  # a learner's label in the grid
 MAX_WHY = 400  # why a folder was left out
+MAX_STRAY = 20  # entries of learners/ that are no learner's folder, named one by one
 SOLVED, FAILING, WORKING, UNTOUCHED = "solved", "failing", "working", "untouched"
 
 
@@ -168,18 +169,19 @@ class LiveRoom:
         return got, said
 
     def _links(self) -> list[tuple[Path, str]]:
-        """Learner folders of a served room that are links: `sources` leaves them out; say so."""
-        folder = self.path / "learners"
-        out = []
+        """Entries of a served room's learners/ that are no learner's folder (links, files): `sources`
+        leaves them out; say so, each of the first MAX_STRAY, then how many more, so that a folder of
+        thousands of stray files is a few lines and not thousands."""
+        from .folders import stray_entries
+
         try:
-            entries = list(os.scandir(folder)) if folder.is_dir() else []
+            stray = stray_entries(self.path)
         except OSError:
-            return out
-        for entry in entries:
-            if entry.is_symlink():
-                out.append((Path(entry.path), "is a link, not a learner's folder: left out (never followed)"))
-            elif not entry.is_dir(follow_symlinks=False):
-                out.append((Path(entry.path), "is not a folder: left out"))
+            return []
+        out = [(self.path / "learners" / name, why) for name, why in stray[:MAX_STRAY]]
+        if len(stray) > MAX_STRAY:
+            out.append((self.path / "learners", f"holds {len(stray) - MAX_STRAY} more entries that are not "
+                                                "learners' folders (links or files): left out"))
         return out
 
     def _row(self, e: LearnerExport, puzzles: list[str], now: float) -> Row:

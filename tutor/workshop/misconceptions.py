@@ -32,7 +32,8 @@ import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from tutor.textsafe import terminal_safe
+from tutor.sourcelines import python_lines
+from tutor.textsafe import one_line, terminal_safe
 
 MAX_TEXT = 160  # any string kept in a summary
 MAX_LINE = 1_000  # a longer line has no shape: parsing a pasted blob after every run would stall the app
@@ -55,7 +56,7 @@ def failure_summary(failures, source: str) -> dict | None:
     if not failures:
         return None
     f = failures[0]
-    lines = source.splitlines()
+    lines = python_lines(source)
     other_line = next((d.get("other_line") for d in (f.details or []) if isinstance(d, dict) and d.get("other_line")),
                       None)
     other_shape = line_shape(_line(lines, other_line), f.array) if isinstance(other_line, int) else None
@@ -70,7 +71,7 @@ def failure_summary(failures, source: str) -> dict | None:
         "other_shape": other_shape,
         "gist": gist(f.message),
     }
-    return {k: (terminal_safe(v)[:MAX_TEXT] if isinstance(v, str) else v) for k, v in summary.items()}
+    return {k: (one_line(v)[:MAX_TEXT] if isinstance(v, str) else v) for k, v in summary.items()}
 
 
 def _line(lines: list[str], n) -> str | None:
@@ -334,4 +335,6 @@ def clusters(latest: Iterable[tuple[str, str, dict]]) -> list[Misconception]:
 
 
 def _text(value) -> str | None:
-    return terminal_safe(value[:MAX_TEXT])[:MAX_TEXT] if isinstance(value, str) else None
+    """A field of a summary as one line of what it holds: a newline in an edited file would start a
+    row of the report's table of its own, a zero-width space split one mistake into two that read alike."""
+    return one_line(value[:MAX_TEXT])[:MAX_TEXT] if isinstance(value, str) else None

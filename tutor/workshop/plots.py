@@ -8,7 +8,7 @@ numbers (`solved_over_time`, `learners_per_puzzle`), and drawn twice: as text fo
 and every line inside 80 columns with its axis labelled and its unit said) and as SVG in the HTML
 report (tutor.workshop.report_html).
 
-Puzzle ids come from files other people wrote: each is made terminal-safe before it is measured, and
+Puzzle ids come from files other people wrote: each is made terminal-safe and one line before it is measured, and
 cut short past PUZZLE_WIDTH so that a long one cannot push a bar past the 80th column.
 """
 
@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from itertools import accumulate
 
 from tutor.store import parse_iso_time
-from tutor.textsafe import terminal_safe
+from tutor.textsafe import one_line
 from .export import LearnerExport
 from .live import FAILING, SOLVED, UNTOUCHED, WORKING, puzzle_state
 
@@ -161,7 +161,7 @@ def over_time_text(series: SolvedOverTime | None, untimed_only: int = 0) -> list
 
 def per_puzzle_text(counts: dict[str, dict[str, int]], learners: int) -> list[str]:
     """One stacked bar per puzzle: learners solved, failing, working, not opened; each count after it."""
-    labels = {pid: cut(terminal_safe(pid), PUZZLE_WIDTH) for pid in counts}
+    labels = {pid: cut(one_line(pid), PUZZLE_WIDTH) for pid in counts}
     pad = max([len("puzzle"), *map(len, labels.values())])
     digits = max(2, len(str(learners)))
     scale = Scale.fitting(learners, min(MAX_BAR, COLUMNS - (2 + pad + 2 + 1) - (2 + 4 * digits + 3)))

@@ -18,8 +18,8 @@ counts learners on the puzzle now: unsolved, open last, active on it in the last
 their app not closed since (a closed browser tab is not still on it).
 
 Every name, title and id in the tables comes from a file someone else wrote, so each is made
-terminal-safe (tutor.textsafe) before the columns are measured: an escape is shown, and the table
-still lines up. The CSV keeps the text as it was, for a spreadsheet.
+terminal-safe and one line (tutor.textsafe.one_line) before the columns are measured: an escape or a
+zero-width space is shown, a newline cannot start a row of its own, and the table still lines up. The CSV keeps the text as it was, for a spreadsheet.
 
 The misconceptions are the room's latest failures grouped by mistake, largest first
 (tutor.workshop.misconceptions): for each learner and unsolved puzzle whose latest run failed, the
@@ -48,7 +48,7 @@ from pathlib import Path
 
 from tutor.activity import IDLE_GAP_S, STILL_ON_IT_S
 from tutor.store import iso_time
-from tutor.textsafe import terminal_safe
+from tutor.textsafe import one_line
 from .export import BadExport, LearnerExport, utc_text
 from .live import FAILING, puzzle_state
 from .misconceptions import Misconception, clusters
@@ -124,7 +124,7 @@ def load_class(paths: list[Path], *, seats: bool = False) -> ClassReport:
 
 def report_text(report: ClassReport) -> str:
     n = len(report.puzzles)
-    head = f"Class progress: {terminal_safe(report.title)}" if report.title else "Class progress"
+    head = f"Class progress: {one_line(report.title)}" if report.title else "Class progress"
     stamps = [e.exported_at for e in report.learners]
     lines = [f"{head} · {len(report.learners)} learner(s) · {n} puzzle(s)"
              + _when(stamps)]
@@ -149,7 +149,7 @@ def _misconception_table(report: ClassReport) -> list[str]:
     found = report.misconceptions()
     if not found:
         return [NO_MISCONCEPTIONS]
-    puzzles = [cut(terminal_safe(m.puzzle), PUZZLE_WIDTH) for m in found]
+    puzzles = [cut(one_line(m.puzzle), PUZZLE_WIDTH) for m in found]
     counts = [f"{len(m.learners)} of {len(report.learners)}" for m in found]
     head = ["puzzle", "learners", "what went wrong", "who"]
     taken = 2 + 3 * 2 + max(map(len, puzzles + [head[0]])) + max(map(len, counts + [head[1]])) + WHAT_WIDTH
@@ -352,7 +352,7 @@ def _title(learners: list[LearnerExport]) -> str | None:
 
 def _first_few(labels: list[str], width: int) -> str:
     """As many labels as fit `width` with how many more (one at least, cut short if need be)."""
-    labels = [terminal_safe(label) for label in labels]
+    labels = [one_line(label) for label in labels]
     more = len(f" +{len(labels)}") if len(labels) > 1 else 0
     shown: list[str] = []
     for n, label in enumerate(labels):
@@ -381,7 +381,7 @@ _WORDS = re.compile(r"`[^`]*`[^\s`]*|\S+")
 
 def _table(rows: list[list[str]], wrap: int | None = None, width: int = COLUMNS) -> list[str]:
     """Columns lined up; column `wrap`, where a line would pass `width`, wrapped onto lines of its own."""
-    rows = [[terminal_safe(cell) for cell in row] for row in rows]
+    rows = [[one_line(cell) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     if wrap is not None:
         room = width - 2 - 2 * (len(widths) - 1) - sum(w for i, w in enumerate(widths) if i != wrap)

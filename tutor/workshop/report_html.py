@@ -6,8 +6,9 @@ network: no script, nothing fetched (no stylesheet, font or image from anywhere)
 Content-Security-Policy that tells the browser so, in case the escaping below ever had a hole.
 
 Every text that came from a learner's file (names, ids, titles, puzzle ids, what a failure summary
-says) is made terminal-safe first, so that a bidi override shows as `\\u202e`, as in the terminal,
-instead of turning a line around, then escaped with html.escape, quotes included: a name such as
+says) is made terminal-safe and one line first (tutor.textsafe.one_line), so that a bidi override
+shows as `\\u202e` and a zero-width space as `\\u200b`, as in the terminal, instead of turning a line
+around or hiding, then escaped with html.escape, quotes included: a name such as
 `<script>` or `"><img onerror=...>` reads as the text it is.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import html
 import re
 
-from tutor.textsafe import terminal_safe
+from tutor.textsafe import one_line
 from .export import utc_text
 from .plots import (PUZZLE_WIDTH, STATE_WORDS, STATES, SolvedOverTime, clock_format, clock_text, cut,
                     nice_steps)
@@ -98,7 +99,7 @@ def _with_code(text: str) -> str:
 
 
 def _text(value) -> str:
-    return html.escape(terminal_safe(str(value)), quote=True)
+    return html.escape(one_line(str(value)), quote=True)
 
 
 # -- the plots, as SVG ------------------------------------------------------------------------------
