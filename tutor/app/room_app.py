@@ -28,7 +28,7 @@ from textual.message import Message
 from textual.widgets import Header, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from tutor.textsafe import terminal_safe
+from tutor.textsafe import one_line, terminal_safe
 from tutor.workshop.live import FAILING, LiveRoom, RoomPicture
 from tutor.workshop.room_code import CodePolicy, code_policy, kernel_of
 from tutor.workshop.room_message import (MAX_TEXT, MESSAGE_FILE, MessageRefused, RoomMessage, message_refusal,
@@ -40,6 +40,9 @@ from .widgets.room_grid import LearnerGrid, duration, legend
 REFRESH_S = 1.0
 SORTS = {"progress": "progress", "stuck": "time stuck", "name": "name"}
 VIEWS = ["learners", "mistakes", "hints", "problems", "message"]
+MAX_PROBLEMS = 200  # lines of the problems view: a folder of thousands of stray files must not freeze the screen
+MAX_PROBLEM = 600   # characters of one (a path and why)
+MAX_TITLE = 120     # the room's title in the header
 
 
 class RoomRead(Message):
@@ -107,6 +110,7 @@ class RoomViewApp(App):
         self.message: RoomMessage | None = None
         self._reading = False
         self._shown_mistakes: tuple | None = None
+        self._shown_problems: tuple | None = None
         self._legend_compact: bool | None = None
         self.reads = 0  # readings drawn (tests wait on it)
         if served:
@@ -141,7 +145,7 @@ class RoomViewApp(App):
         yield FittingFooter(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
-        self.sub_title = terminal_safe(self.path.name or str(self.path))
+        self.sub_title = one_line(self.path.name or str(self.path))
         why = message_refusal(self.path)
         self.query_one("#message-input", Input).disabled = why is not None
         self.query_one("#message-why", Static).update(Text(
@@ -185,7 +189,7 @@ class RoomViewApp(App):
             self.query_one("#status", Static).update(Text(terminal_safe(error or "reading the room...")))
             return
         if picture.title:
-            self.sub_title = terminal_safe(picture.title)
+            self.sub_title = one_line(picture.title)[:MAX_TITLE]
         grid = self.query_one("#grid", LearnerGrid)
         grid.show(picture, self.sort)
         if grid.compact != self._legend_compact:
@@ -210,7 +214,7 @@ class RoomViewApp(App):
 
     def _draw_mistakes(self, picture: RoomPicture) -> None:
         of = len(picture.rows)
-        lines = tuple(terminal_safe(m.describe(of)) for m in picture.misconceptions)
+        lines = tuple(one_line(m.describe(of)) for m in picture.misconceptions)
         self._label("mistakes-tab", f"Mistakes ({len(lines)})")
         self.query_one("#code-policy", Static).update(Text(terminal_safe(self.policy.why)))
         if lines == self._shown_mistakes:
@@ -233,7 +237,7 @@ class RoomViewApp(App):
         table.add_column("asked the AI", justify="right")
         for pid in picture.puzzles:
             used = hints.get(pid, {})
-            table.add_row(Text(terminal_safe(pid)), *(str(used.get(level, "")) for level in levels),
+            table.add_row(Text(one_line(pid)), *(str(used.get(level, "")) for level in levels),
                           str(used.get(0, "")))
         self.query_one("#hint-table", Static).update(Group(
             Text("Hints: on each puzzle, how many learners' deepest hint was each level", style="bold"), table))
@@ -242,10 +246,10 @@ class RoomViewApp(App):
         if not idle:
             out.append("nobody: everyone at a puzzle has run their code lately\n", style="")
         for row in idle:
-            on = f"on {terminal_safe(row.current)}" if row.current else "on no puzzle"
+            on = f"on {one_line(row.current)}" if row.current else "on no puzzle"
             ago = "never ran anything" if row.last_run_at is None else \
                 f"last run {duration(picture.taken_at - row.last_run_at)} ago"
-            out.append(f"  {terminal_safe(row.label)}: {on}, {ago}, {duration(row.stuck_s) or '<1m'} on it\n",
+            out.append(f"  {one_line(row.label)}: {on}, {ago}, {duration(row.stuck_s) or '<1m'} on it\n",
                        style="")
         self.query_one("#idle", Static).update(out)
 
@@ -254,9 +258,15 @@ class RoomViewApp(App):
         if error:
             items.insert(0, error)
         self._label("problems", f"Problems ({len(items)})")
-        text = Text("\n".join(f"• {terminal_safe(item)}" for item in items) if items else
-                    "Every learner's folder could be read.")
-        self.query_one("#problem-list", Static).update(text)
+        shown = tuple(one_line(item)[:MAX_PROBLEM] for item in items[:MAX_PROBLEMS])
+        if (shown, len(items)) == self._shown_problems:
+            return  # drawn again only when it changed: a room of many problems is read every second
+        self._shown_problems = (shown, len(items))
+        lines = [f"• {item}" for item in shown]
+        if len(items) > len(shown):
+            lines.append(f"… and {len(items) - len(shown)} more (the first {len(shown)} are shown)")
+        self.query_one("#problem-list", Static).update(Text("\n".join(lines) if lines else
+                                                            "Every learner's folder could be read."))
 
     def _label(self, pane: str, label: str) -> None:
         """A view's tab, relabelled only when its count changed (a new label lays the tabs out again)."""

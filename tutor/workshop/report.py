@@ -19,7 +19,8 @@ their app not closed since (a closed browser tab is not still on it).
 
 Every name, title and id in the tables comes from a file someone else wrote, so each is made
 terminal-safe and one line (tutor.textsafe.one_line) before the columns are measured: an escape or a
-zero-width space is shown, a newline cannot start a row of its own, and the table still lines up. The CSV keeps the text as it was, for a spreadsheet.
+zero-width space is shown, a newline cannot start a row of its own, and the table still lines up.
+The CSV keeps the text as it was, for a spreadsheet.
 
 The misconceptions are the room's latest failures grouped by mistake, largest first
 (tutor.workshop.misconceptions): for each learner and unsolved puzzle whose latest run failed, the

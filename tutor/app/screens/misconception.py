@@ -20,10 +20,14 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tutor.textsafe import terminal_safe
+from tutor.sourcelines import python_lines
+from tutor.textsafe import terminal_safe, visible
 from tutor.workshop.room_code import Kernel
 from ..widgets.footer import FittingFooter
 from ..widgets.room_grid import duration, style_of
+
+MAX_LINES = 400  # of a learner's kernel on show, around the failing line
+MAX_WIDTH = 300  # characters of one of its lines
 
 
 @dataclass(frozen=True)
@@ -116,24 +120,50 @@ class MisconceptionScreen(ModalScreen[None]):
             return
         where = f"; ▶ line {learner.line}: where their latest failing run failed" if learner.line else ""
         caption.update(Text(f"{learner.label}'s {self.puzzle}, as saved now{where}"))
-        code.update(marked_code(kernel.text, learner.line, self.app.get_css_variables()))
+        shown, row = marked_code(kernel.text, learner.line, self.app.get_css_variables())
+        code.update(shown)
         scroll = self.query_one("#kernel-scroll")
         scroll.scroll_home(animate=False)
         if learner.line:  # the marked line in view, a few lines of what leads to it above
-            self.call_after_refresh(scroll.scroll_to, y=max(0, learner.line - 4), animate=False)
+            self.call_after_refresh(scroll.scroll_to, y=max(0, row - 3), animate=False)
 
 
-def marked_code(text: str, line: int | None, colours: dict[str, str]) -> Text:
-    """`text` with line numbers, `line` marked ▶ and coloured as a failure is: someone else's code, so
-    shown terminal-safe and never as markup."""
-    lines = terminal_safe(text).splitlines() or [""]
-    width = len(str(len(lines)))
+def marked_code(text: str, line: int | None, colours: dict[str, str]) -> tuple[Text, int]:
+    """`text` with line numbers, `line` marked ▶ and coloured as a failure is, and the row the mark is
+    on. Someone else's code: shown never as markup, every character visible (a zero-width space as
+    `\\u200b`, a U+2028 as itself and not as a second line: lines are Python's, or the mark would
+    point at another one), at most MAX_LINES lines around the mark and MAX_WIDTH characters of each:
+    a kernel is a few dozen lines, and twenty thousand took the screen 13 s to open."""
+    lines = python_lines(text)
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()  # the newline that ends the file
+    first = 0
+    if len(lines) > MAX_LINES:
+        first = min(max(0, (line or 1) - 1 - MAX_LINES // 4), len(lines) - MAX_LINES)
+    shown = range(first, min(len(lines), first + MAX_LINES))
+    width = len(str(shown[-1] + 1))
     out = Text(no_wrap=True, end="")
     mark = style_of("text-error", colours, bold=True)
-    for n, code in enumerate(lines, 1):
-        here = n == line
-        out.append(f"{'▶' if here else ' '} {n:>{width}} │ ", mark if here else Style(dim=True))
-        out.append(code, mark if here else "")
-        if n < len(lines):
+    dim = Style(dim=True)
+    rows = []
+    if first:
+        rows.append((f"  {'':>{width}} ┆ … lines 1-{first} not shown", dim))
+    marked_row = 0
+    for n in shown:
+        code = visible(lines[n])
+        if len(code) > MAX_WIDTH:
+            code = code[:MAX_WIDTH] + f"… ({len(code) - MAX_WIDTH} more characters)"
+        here = n + 1 == line
+        if here:
+            marked_row = len(rows)
+        style = mark if here else dim
+        rows.append((f"{'▶' if here else ' '} {n + 1:>{width}} │ ", style, code, mark if here else ""))
+    if shown[-1] + 1 < len(lines):
+        rows.append((f"  {'':>{width}} ┆ … lines {shown[-1] + 2}-{len(lines)} not shown", dim))
+    for k, row in enumerate(rows):
+        out.append(row[0], row[1])
+        if len(row) > 2:
+            out.append(row[2], row[3])
+        if k < len(rows) - 1:
             out.append("\n")
-    return out
+    return out, marked_row

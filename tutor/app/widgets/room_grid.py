@@ -8,7 +8,7 @@ what it shows changed, and keeps the facilitator's place (the row under the curs
 when it is: it is read again every second.
 
 Every name and id here comes from a learner's folder or an export someone else wrote: each goes in
-as plain Text, made terminal-safe, never as markup.
+as plain Text, made terminal-safe and one line, never as markup (a column's heading too).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
 
-from tutor.textsafe import terminal_safe
+from tutor.textsafe import one_line
 from tutor.workshop.live import FAILING, SOLVED, UNTOUCHED, WORKING, Cell, RoomPicture, Row
 
 LABEL_MAX = 24  # a learner's name in the grid at most (the misconception screen shows it whole)
@@ -54,11 +54,11 @@ def duration(seconds: float | None) -> str:
 def short_kind(kind: str | None) -> str:
     if not kind:
         return "failing"
-    return SHORT_KINDS.get(kind, terminal_safe(kind)[:9])
+    return SHORT_KINDS.get(kind, one_line(kind)[:9])
 
 
 def label_of(row: Row) -> str:
-    label = terminal_safe(row.label)
+    label = one_line(row.label)
     return label if len(label) <= LABEL_MAX else label[:LABEL_MAX - 1] + "…"
 
 
@@ -96,8 +96,8 @@ class LearnerGrid(DataTable):
         self._shown = content
         self.clear(columns=True)
         self.add_column("Learner", key="learner")
-        for pid in picture.puzzles:
-            self.add_column(terminal_safe(pid), key=f"puzzle:{pid}")
+        for pid in picture.puzzles:  # a heading given as a str is read as markup: "[/]" in an export's id crashed it
+            self.add_column(Text(one_line(pid), no_wrap=True, end=""), key=f"puzzle:{pid}")
         self.add_column("Solved", key="solved")
         self.add_column("Stuck", key="stuck")
         colours = self.app.get_css_variables()
@@ -143,7 +143,7 @@ def _width(puzzles: list[str], rows: tuple) -> int:
     """The columns the table takes: each column's widest cell or heading, a cell of padding either
     side, and the vertical scrollbar's two."""
     headings = ["Learner", *puzzles, "Solved", "Stuck"]
-    widths = [cell_len(terminal_safe(h)) for h in headings]
+    widths = [cell_len(one_line(h)) for h in headings]
     for row in rows:
         widths = [max(w, cell_len(text)) for w, (text, _) in zip(widths, row)]
     return sum(w + 2 for w in widths) + 2
