@@ -350,15 +350,15 @@ def test_a_missing_or_broken_message_file_is_silently_nothing(tmp_path):
 
     path = tmp_path / MESSAGE_FILE
     watch = MessageWatch(path, clock=time.time)
-    assert watch.check() is None  # missing
+    assert watch.check() == []  # missing
     for broken in (b'{"id": "a", "text": "hi"', b'{"id": "a", "text": "hi", "at": "yesterday"}', b'[1, 2]',
                    b'{"id": "a", "text": "hi", "at": "2026-12-06T12:00:00", "x": NaN}', b"\xff\xfe",
                    b'{"id": "a", "text": "hi", "at": "2026-12-06T12:00:00", "pad": "' + b"x" * 20000 + b'"}'):
         path.write_bytes(broken)
-        assert watch.check() is None, broken[:60]
+        assert watch.check() == [], broken[:60]
     path.unlink()
     os.mkfifo(path)  # a pipe with no writer is never waited on
-    assert watch.check() is None
+    assert watch.check() == []
 
 
 def test_an_app_opened_after_a_message_shows_it_only_while_it_is_news(tmp_path):
@@ -367,9 +367,9 @@ def test_an_app_opened_after_a_message_shows_it_only_while_it_is_news(tmp_path):
 
     path = tmp_path / MESSAGE_FILE
     path.write_text(json.dumps({"id": "old", "text": "Break until 10:30", "at": iso_time(time.time() - 3600)}))
-    assert MessageWatch(path, clock=time.time).check() is None
+    assert MessageWatch(path, clock=time.time).check() == []
     path.write_text(json.dumps({"id": "new", "text": "Break until 10:30", "at": iso_time(time.time() - 60)}))
-    assert MessageWatch(path, clock=time.time).check().text == "Break until 10:30"
+    assert [m.text for m in MessageWatch(path, clock=time.time).check()] == ["Break until 10:30"]
 
 
 # -- the command -------------------------------------------------------------------------------------

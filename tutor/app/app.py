@@ -52,6 +52,8 @@ TOASTS = 2  # notices on screen at once, the newest
 NOTICE_EVERY = 3.0  # seconds between two "press ctrl+e to type code" notices
 MESSAGE_EVERY = 3.0  # seconds between two looks at the facilitator's message file (a served room's)
 MESSAGE_SHOWN_S = 30.0  # how long the facilitator's message stays on screen
+MESSAGE_AGAIN_S = 10.0  # a facilitator's message a dialog covered comes back for at least this long
+FROM_FACILITATOR = "From your facilitator"  # the title of their messages' notices
 
 
 APP_ACTIONS = {key.action.split("(")[0] for key in app_keys.KEYS}
@@ -191,9 +193,8 @@ class TutorApp(App):
     def _check_room_message(self) -> None:
         """The facilitator's message to the room, shown once: a stat when nothing changed, and a
         file that is missing or broken is no message (tutor.workshop.room_message)."""
-        message = self._room_message.check()
-        if message is not None:  # made terminal-safe by the watch; no markup either: it is someone's text
-            self.notify(message.text, title="From your facilitator", timeout=MESSAGE_SHOWN_S, markup=False)
+        for message in self._room_message.check():  # made terminal-safe by the watch; no markup: someone's text
+            self.notify(message.text, title=FROM_FACILITATOR, timeout=MESSAGE_SHOWN_S, markup=False)
 
     def _start_workshop(self) -> None:
         """A workshop's welcome: why the backend differs from its file, and the learner's name, asked once."""
@@ -903,17 +904,28 @@ class TutorApp(App):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def _on_notify(self, event) -> None:
-        """At most TOASTS notices stand at once, the newest: a stack of them grew down over the verdict."""
+        """At most TOASTS notices stand at once, the newest: a stack of them grew down over the verdict.
+        The app's own older notices make way, never a message from the facilitator: it stands its time
+        (two "Saved" notices pushed the room's "Break until 10:30" off the screen in a second)."""
         super()._on_notify(event)
         standing = list(self._notifications)
-        for old in standing[:-TOASTS]:
+        over = len(standing) - TOASTS
+        if over <= 0:
+            return
+        for old in [n for n in standing[:-1] if n.title != FROM_FACILITATOR][:over]:
             self._unnotify(old, refresh=False)
-        if len(standing) > TOASTS:
-            self._refresh_notifications()
+        self._refresh_notifications()
 
     def push_screen(self, screen, *args, **kwargs):
         if isinstance(screen, ModalScreen):
-            self.clear_notifications()  # a toast already up would draw over the dialog
+            # A toast already up would draw over the dialog. The facilitator's message goes too, but
+            # comes back when the dialog closes, for what was left of its time: a learner who opened
+            # a dialog a second after it came had not read it.
+            held = [(n.message, dict(title=n.title, severity=n.severity, markup=n.markup,
+                                      timeout=max(n.time_left, MESSAGE_AGAIN_S)))
+                    for n in self._notifications if n.title == FROM_FACILITATOR]
+            self._deferred[:0] = held
+            self.clear_notifications()
         return super().push_screen(screen, *args, **kwargs)
 
     def _show_deferred(self) -> None:

@@ -1,9 +1,12 @@
 """The facilitator's message to the room: one small file every learner's app looks at.
 
 A break, a hint for everyone, "five more minutes": the room view (`gpu-tutor room DIR`) writes it
-to DATA/room-message.json, whole or not at all (write_atomic), as {"id", "text", "at"}; `gpu-tutor
-serve` tells each learner's app where that file is (tutor.session.ROOM_MESSAGE_ENV), and the app looks every few
-seconds and shows a message it has not shown before once, as a notice from the facilitator.
+to DATA/room-message.json, whole or not at all (write_atomic), as {"id", "text", "at", "earlier": [the
+few sent before it, oldest first]}; `gpu-tutor serve` tells each learner's app where that file is
+(tutor.session.ROOM_MESSAGE_ENV), and the app looks every few seconds and shows each message it has
+not shown before once, as a notice from the facilitator. The file keeps the earlier ones because an
+app looks only every few seconds: "Break until 10:30" and, a second later, "dot: a barrier before the
+sum" must both reach it, and a file of the newest alone lost the first.
 
 The learner's app reads a file it did not write, in a room of other people's apps, so it trusts
 nothing in it: it only stats the file until its size or time changes, reads at most MESSAGE_LIMIT
@@ -27,6 +30,7 @@ MESSAGE_FILE = "room-message.json"
 MAX_TEXT = 500        # characters a message shows at most: a notice, not a lesson
 MESSAGE_LIMIT = 16 * 1024  # bytes the app reads at most (500 characters escaped are well under it)
 FRESH_S = 15 * 60.0   # an app that opens after a message was sent shows it only if it is this recent
+KEPT = 5              # messages the file holds: the newest and those sent before it
 
 
 class MessageRefused(Exception):
@@ -60,17 +64,40 @@ def send_message(room: Path, text: str, now: float) -> RoomMessage:
     if len(text) > MAX_TEXT:
         raise MessageRefused(f"a message is at most {MAX_TEXT} characters ({len(text)} typed)")
     mid = secrets.token_hex(8)
-    data = json.dumps({"id": mid, "text": text, "at": iso_time(now)}) + "\n"
+    earlier = read_messages(room / MESSAGE_FILE)[-(KEPT - 1):]
+    while True:  # the earlier ones, as many of the last few as the size an app reads allows
+        data = json.dumps({"id": mid, "text": text, "at": iso_time(now),
+                           "earlier": [{"id": m.id, "text": m.text, "at": iso_time(m.at)} for m in earlier]},
+                          ensure_ascii=False) + "\n"
+        if len(data.encode("utf-8")) <= MESSAGE_LIMIT or not earlier:
+            break
+        earlier = earlier[1:]
     write_atomic(room / MESSAGE_FILE, data.encode("utf-8"))
     return RoomMessage(mid, terminal_safe(text), now)  # as the learners' apps will show it
 
 
 def read_message(path: Path) -> RoomMessage | None:
-    """The message in `path`, or None for a file that is missing or not a message as we write one."""
+    """The newest message in `path`, or None for a file that is missing or not a message as we write one."""
+    messages = read_messages(path)
+    return messages[-1] if messages else None
+
+
+def read_messages(path: Path) -> list[RoomMessage]:
+    """The messages in `path`, oldest first, the newest last; none for a file that is missing or not
+    one we write (an earlier message that is not one is left out)."""
     try:
         raw = loads_strict(read_regular(path, MESSAGE_LIMIT).decode("utf-8"))
     except (OSError, ValueError, RecursionError):  # UnicodeDecodeError and JSON's errors are ValueErrors
-        return None
+        return []
+    newest = _message(raw)
+    if newest is None:
+        return []
+    earlier = raw.get("earlier")
+    earlier = [m for m in map(_message, earlier[-(KEPT - 1):]) if m is not None] if isinstance(earlier, list) else []
+    return [m for m in earlier if m.id != newest.id] + [newest]
+
+
+def _message(raw) -> RoomMessage | None:
     if not isinstance(raw, dict):
         return None
     mid, text, at = raw.get("id"), raw.get("text"), raw.get("at")
@@ -84,10 +111,10 @@ def read_message(path: Path) -> RoomMessage | None:
 
 
 class MessageWatch:
-    """The learner's side: `check()` every few seconds gives a message not shown before, else None.
+    """The learner's side: `check()` every few seconds gives the messages not shown before, oldest first.
 
     Cheap when nothing changed, which is nearly always: one stat. The first check lets through only
-    a message sent in the last FRESH_S (an app opened after the break was announced has no use for
+    messages sent in the last FRESH_S (an app opened after the break was announced has no use for
     the announcement an hour later)."""
 
     def __init__(self, path: Path | str, clock):
@@ -97,7 +124,7 @@ class MessageWatch:
         self._signature: tuple | None = None
         self._first = True
 
-    def check(self) -> RoomMessage | None:
+    def check(self) -> list[RoomMessage]:
         first, self._first = self._first, False
         try:
             s = os.stat(self.path, follow_symlinks=False)
@@ -105,14 +132,13 @@ class MessageWatch:
         except OSError:
             signature = None
         if signature == self._signature:
-            return None
+            return []
         self._signature = signature
         if signature is None:
-            return None
-        message = read_message(self.path)
-        if message is None or message.id in self._seen:
-            return None
-        self._seen.add(message.id)
-        if first and self.clock() - message.at > FRESH_S:
-            return None
-        return message
+            return []
+        new = [m for m in read_messages(self.path) if m.id not in self._seen]
+        self._seen.update(m.id for m in new)
+        if first:
+            now = self.clock()
+            new = [m for m in new if now - m.at <= FRESH_S]
+        return new
