@@ -153,3 +153,102 @@ def test_thousands_of_stray_files_in_learners_are_a_few_lines_and_a_quick_refres
     assert picture.problems[0] == (room / "learners" / "stray-00000", "is not a folder: left out")
     assert picture.problems[-1] == (room / "learners", "holds 2981 more entries that are not learners' folders "
                                                        "(links or files): left out")
+
+
+# -- the honest side: what the facilitator needs to read from ordinary learners ---------------------
+
+
+class Clock:
+    def __init__(self, t: float):
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def ran(root: Path, folder: str, steps: list[tuple]) -> Store:
+    """A learner's folder after `steps`: (seconds before NOW, "open" | "pass" | "fail" | "close", puzzle,
+    summary), written by the real store on a clock that does what the steps say (backwards too)."""
+    clock = Clock(NOW)
+    store = Store(root / "learners" / folder, clock=clock)
+    for ago, what, pid, *summary in steps:
+        clock.t = NOW - ago
+        if what == "open":
+            store.record_open(pid)
+        elif what == "close":
+            store.record_close()
+        else:
+            store.record_run(pid, what == "pass", summary[0] if what == "fail" else None)
+    store.flush_activity(clock.t + 60)
+    return store
+
+
+def room_of(tmp_path: Path, puzzles=("map", "dot")) -> Path:
+    root = tmp_path / "room"
+    (root / "learners").mkdir(parents=True)
+    (root / "room.json").write_text(json.dumps({"title": "Sunday", "puzzles": list(puzzles)}))
+    return root
+
+
+def test_a_learner_who_solved_and_then_broke_it_stays_solved_and_out_of_the_mistakes(tmp_path):
+    """Decided: once solved, solved. A learner trying a faster kernel after the solution is not stuck,
+    and "12 of 27 race on `cache`" must count those who have not got there yet."""
+    room = room_of(tmp_path)
+    ran(room, "s01", [(600, "open", "dot"), (500, "fail", "dot", RACE), (400, "pass", "dot"),
+                      (300, "fail", "dot", RACE)])
+    ran(room, "s02", [(600, "open", "dot"), (300, "fail", "dot", RACE)])
+    picture = LiveRoom(room, clock=lambda: NOW).refresh()
+    rows = {r.id: r for r in picture.rows}
+    assert rows["s01"].cells["dot"].state == "solved" and rows["s01"].stuck_s == 0 and rows["s01"].solved == 1
+    assert [m.learners for m in picture.misconceptions] == [["s02"]]
+    assert picture.misconceptions[0].describe(of=2).startswith("dot: 1 of 2 learners, race on `cache`")
+    assert [m.learners for m in load_class([room]).misconceptions()] == [["s02"]]  # the report's rule is the same
+
+
+def test_the_same_mistake_on_two_puzzles_is_two_groups_and_a_learner_who_moved_on_keeps_theirs(tmp_path):
+    room = room_of(tmp_path)
+    wrong = {"kind": "wrong_output", "rule": None, "array": "out", "line": 6, "shape": "out[…] = a[…] + 1",
+             "other_shape": None, "gist": "out[#] is # but should be #;"}
+    ran(room, "s01", [(900, "open", "map"), (800, "fail", "map", wrong), (700, "open", "dot"),
+                      (600, "fail", "dot", wrong)])
+    ran(room, "s02", [(900, "open", "map"), (800, "fail", "map", wrong)])
+    picture = LiveRoom(room, clock=lambda: NOW).refresh()
+    assert [(m.puzzle, m.learners) for m in picture.misconceptions] == [("map", ["s01", "s02"]), ("dot", ["s01"])]
+    s01 = next(r for r in picture.rows if r.id == "s01")
+    assert s01.current == "dot" and s01.cells["map"].state == FAILING  # unsolved, its latest run failing
+
+
+def test_a_room_of_one_learner_with_no_name_and_a_room_of_none(tmp_path):
+    room = room_of(tmp_path)
+    picture = LiveRoom(room, clock=lambda: NOW).refresh()
+    assert picture.rows == [] and picture.problems == [(room, "is a served room with no learners yet")]
+    ran(room, "s01", [(600, "open", "dot"), (300, "fail", "dot", RACE)])
+    picture = LiveRoom(room, clock=lambda: NOW).refresh()
+    assert [r.label for r in picture.rows] == ["s01"] and picture.problems == []
+    assert picture.misconceptions[0].describe(of=1).startswith("dot: 1 of 1 learner, race")
+
+
+def test_times_with_offsets_read_as_the_same_moments_in_utc(tmp_path):
+    folder = tmp_path / "exports"
+    utc = export(folder, "ada", [record("dot", last_failure=RACE, last_active_at=iso_time(NOW - 60))], current="dot")
+    shifted = json.loads(utc.read_text())
+    shifted["learner"]["id"] = "bo"
+    shifted["exported_at"] = "2026-12-06T17:29:30+05:30"  # NOW - 30 in India
+    shifted["puzzles"][0] |= {"first_opened_at": "2026-12-06T06:50:00-05:00",
+                              "last_run_at": "2026-12-06T13:59:00+02:00", "last_active_at": "2026-12-06T11:59:00Z"}
+    (folder / "bo.json").write_text(json.dumps(shifted))
+    rows = {r.id: r for r in LiveRoom(folder, clock=lambda: NOW + 11 * 60).refresh().rows}
+    for field in ("last_run_at", "idle", "on_now", "stuck_s"):
+        assert getattr(rows["bo"], field) == getattr(rows["ada"], field), field
+    assert rows["bo"].idle and rows["bo"].last_run_at == NOW - 60
+
+
+def test_a_clock_that_went_backwards_gives_no_negative_time_and_no_one_idle_from_the_future(tmp_path):
+    """An NTP step or a laptop whose clock was ahead: a run stamped after the facilitator's now."""
+    room = room_of(tmp_path)
+    store = ran(room, "s01", [(600, "open", "dot"), (-900, "fail", "dot", RACE), (300, "fail", "dot", RACE)])
+    assert store.progress("dot").active_s >= 0
+    ran(room, "s02", [(600, "open", "dot"), (-900, "fail", "dot", RACE)])  # "ran" a quarter of an hour from now
+    rows = {r.id: r for r in LiveRoom(room, clock=lambda: NOW).refresh().rows}
+    assert rows["s02"].last_run_at == NOW + 900 and not rows["s02"].idle
+    assert all(r.stuck_s >= 0 and all((c.active_s or 0) >= 0 for c in r.cells.values()) for r in rows.values())
