@@ -95,6 +95,26 @@ def test_a_newline_in_an_edited_summary_name_or_puzzle_cannot_start_a_row_of_its
     assert "\nFORGED" not in page and "\u2028" not in page
 
 
+def test_a_name_of_megabytes_is_cut_and_a_puzzle_id_of_thousands_of_characters_is_refused(tmp_path):
+    """One export's name of 200,000 characters padded every row of the report's table to it: 10 MB."""
+    folder = tmp_path / "exports"
+    export(folder, "ada", [record("dot", last_failure=RACE)], name="N" * 200_000, current="dot")
+    for n in range(29):
+        export(folder, f"learner-{n:02d}", [record("dot", last_failure=RACE)], name=f"Learner {n:02d}")
+    export(folder, "bo", [record("dot")], current="dot" * 50_000)
+    export(folder, "cy", [record("x" * 5_000)])
+    report = load_class([folder])
+    assert {p.name: why[:60] for p, why in report.skipped} == {
+        "bo.json": "current_puzzle: must be a puzzle id or null, not 'dotdotdotd",
+        "cy.json": "puzzles[0]: not a puzzle record with an id (of at most 100 c"}
+    assert all(len(why) < 200 for _, why in report.skipped)
+    text = report_text(report)
+    rows = [line for line in text.splitlines() if "0/1" in line]
+    assert len(rows) == 30 and max(map(len, rows)) <= 120 and len(text) < 20_000
+    assert "  " + "N" * 63 + "…  1/1" not in text and "  " + "N" * 63 + "…  0/1" in text
+    assert len(report_html(report)) < 40_000
+
+
 def test_a_zero_width_space_in_an_edited_summary_shows_and_so_reads_as_another_mistake(tmp_path):
     folder = tmp_path / "exports"
     export(folder, "ada", [record("dot", last_failure=RACE)])

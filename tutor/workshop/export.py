@@ -45,6 +45,7 @@ EXPORT_LIMIT = 4 * MB  # progress is a few KB; with every puzzle's code, still f
 # gpu-tutor has 30 puzzles: a list of more is no workshop and no export it wrote, and would make every
 # learner a row as wide as the list in the live view and the report
 MAX_PUZZLES = 500
+MAX_ID = 100  # characters of a puzzle's id (the catalog's longest is 22) or a learner's (ours are 16)
 
 
 def build_export(store: Store, learner: Learner, puzzle_ids: list[str], *, workshop=None,
@@ -158,24 +159,26 @@ def export_from(raw, path: Path) -> LearnerExport:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise BadExport("is not a gpu-tutor progress export (no \"format\": \"gpu-tutor-progress\")")
     if raw.get("version") != VERSION:
-        raise BadExport(f"has version {raw.get('version')!r}; this gpu-tutor reads version {VERSION}")
+        raise BadExport(f"has version {_shown(raw.get('version'))}; this gpu-tutor reads version {VERSION}")
     learner = raw.get("learner")
     if not isinstance(learner, dict) or not isinstance(learner.get("id"), str) or not learner["id"]:
         raise BadExport("learner.id: missing")
+    if len(learner["id"]) > MAX_ID:
+        raise BadExport(f"learner.id: {len(learner['id'])} characters, more than any id gpu-tutor writes")
     name = learner.get("name")
     if name is not None and not isinstance(name, str):
-        raise BadExport(f"learner.name: must be text or null, not {name!r}")
+        raise BadExport(f"learner.name: must be text or null, not {_shown(name)}")
     exported = parse_iso_time(raw["exported_at"]) if isinstance(raw.get("exported_at"), str) else None
     if exported is None:
         raise BadExport("exported_at: missing or not an ISO time")
     title, order = _workshop(raw.get("workshop"))
     current = raw.get("current_puzzle")
-    if current is not None and not isinstance(current, str):
-        raise BadExport(f"current_puzzle: must be a puzzle id or null, not {current!r}")
+    if current is not None and not _is_id(current):
+        raise BadExport(f"current_puzzle: must be a puzzle id or null, not {_shown(current)}")
     closed = raw.get("app_closed_at")  # absent from exports older than active time
     closed_at = parse_iso_time(closed) if isinstance(closed, str) else None
     if closed is not None and closed_at is None:
-        raise BadExport(f"app_closed_at: must be an ISO time or null, not {closed!r}")
+        raise BadExport(f"app_closed_at: must be an ISO time or null, not {_shown(closed)}")
     return LearnerExport(Path(path), Learner(learner["id"], name or None), exported, title, order, current,
                          _puzzles(raw.get("puzzles")), closed_at)
 
@@ -206,7 +209,7 @@ def _workshop(raw) -> tuple[str | None, tuple[str, ...] | None]:
     if raw is None:
         return None, None
     if (not isinstance(raw, dict) or not isinstance(raw.get("title"), str)
-            or not isinstance(raw.get("puzzles"), list) or not all(isinstance(p, str) for p in raw["puzzles"])):
+            or not isinstance(raw.get("puzzles"), list) or not all(_is_id(p) for p in raw["puzzles"])):
         raise BadExport("workshop: must be null or {\"title\": text, \"puzzles\": [ids]}")
     if len(raw["puzzles"]) > MAX_PUZZLES:
         raise BadExport(f"workshop.puzzles: lists {len(raw['puzzles'])} puzzles, more than any workshop has "
@@ -221,17 +224,31 @@ def _puzzles(raw) -> tuple[PuzzleRecord, ...]:
         raise BadExport(f"puzzles: holds {len(raw)} records, more than gpu-tutor has puzzles (at most {MAX_PUZZLES})")
     records = []
     for n, entry in enumerate(raw):
-        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-            raise BadExport(f"puzzles[{n}]: not a puzzle record with an id")
+        if not isinstance(entry, dict) or not _is_id(entry.get("id")):
+            raise BadExport(f"puzzles[{n}]: not a puzzle record with an id (of at most {MAX_ID} characters)")
         missing = [k for k in _FIELDS if k not in entry]
         if missing:
             raise BadExport(f"puzzles[{n}] ({entry['id']}): missing {', '.join(missing)}")
         try:
             progress = PuzzleProgress.from_json({k: v for k, v in entry.items() if k not in ("id", "code")})
         except (ValueError, TypeError) as e:
-            raise BadExport(f"puzzles[{n}] ({entry['id']}): {e} is not a valid value") from None
+            raise BadExport(f"puzzles[{n}] ({entry['id']}): {_cut(str(e))} is not a valid value") from None
         records.append(PuzzleRecord(entry["id"], progress))
     return tuple(records)
+
+
+def _is_id(value) -> bool:
+    """A puzzle id as a file may hold one: text, and short (it heads a column of every table)."""
+    return isinstance(value, str) and len(value) <= MAX_ID
+
+
+def _shown(value) -> str:
+    """A value a file held, for a message: as Python writes it, cut short (it may be megabytes)."""
+    return _cut(repr(value))
+
+
+def _cut(text: str, most: int = 120) -> str:
+    return text if len(text) <= most else text[:most - 1] + "…"
 
 
 def utc_text(t: float) -> str:

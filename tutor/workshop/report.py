@@ -69,8 +69,9 @@ class ClassReport:
     seats: dict[str, int] | None = None  # learner id -> seat number, where names are hidden (--seats)
 
     def label(self, e: LearnerExport) -> str:
-        """What the report calls a learner: their name or id, or their seat."""
-        return e.learner.label if self.seats is None else f"seat {self.seats[e.learner.id]}"
+        """What the report calls a learner: their name or id (cut to MAX_LABEL: an export's name is
+        whatever was typed into the file, megabytes of it too), or their seat."""
+        return cut(e.learner.label, MAX_LABEL) if self.seats is None else f"seat {self.seats[e.learner.id]}"
 
     def misconceptions(self) -> list[Misconception]:
         """The room's latest failures grouped by mistake, largest first; learners in the report's order."""
@@ -191,6 +192,8 @@ def hold_ups(report: ClassReport, stats: list[PuzzleStats] | None = None) -> lis
 MISCONCEPTIONS_TITLE = "Misconceptions: the room's latest failures grouped by mistake, largest first"
 NO_MISCONCEPTIONS = "  none: no learner's latest run on an unsolved puzzle failed (or their gpu-tutor kept no failures)"
 WHAT_WIDTH = 30  # the misconception table's "what went wrong", wrapped; "who" shows as many as fit beside it
+MAX_CELL = 64  # characters of any other cell: a name of 200,000 in one export padded every row of the table to it
+MAX_LABEL = 100  # characters of a learner's name or id, in every output but the CSV of names
 
 
 HOLD_UP_TITLE = "Puzzles, the longest hold-up first (median active time, to the solution or so far)"
@@ -382,7 +385,8 @@ _WORDS = re.compile(r"`[^`]*`[^\s`]*|\S+")
 
 def _table(rows: list[list[str]], wrap: int | None = None, width: int = COLUMNS) -> list[str]:
     """Columns lined up; column `wrap`, where a line would pass `width`, wrapped onto lines of its own."""
-    rows = [[one_line(cell) for cell in row] for row in rows]
+    rows = [[one_line(cell) if i == wrap else cut(one_line(cell), MAX_CELL) for i, cell in enumerate(row)]
+            for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     if wrap is not None:
         room = width - 2 - 2 * (len(widths) - 1) - sum(w for i, w in enumerate(widths) if i != wrap)
