@@ -46,6 +46,19 @@ def test_the_file_keeps_the_last_few_messages_and_stays_under_what_an_app_reads(
     assert [m["text"].split()[0] for m in earlier] == ["7", "8", "9", "10"]
 
 
+def test_a_message_file_someone_edited_gives_each_message_once_and_nothing_it_cannot_read(tmp_path):
+    from tutor.store import iso_time
+
+    path = served_room(tmp_path) / MESSAGE_FILE
+    at = iso_time(time.time())
+    path.write_text(json.dumps({"id": "c", "text": "Back in 5", "at": at, "earlier": [
+        {"id": "a", "text": "Break", "at": at}, {"id": "a", "text": "Break, again", "at": at},
+        {"id": "c", "text": "Back in 5", "at": at}, {"id": "x" * 65, "text": "?", "at": at}]}))
+    assert [m.text for m in MessageWatch(path, clock=time.time).check()] == ["Break, again", "Back in 5"]
+    path.write_text(json.dumps({"id": "c", "text": "Back in 5", "at": at, "earlier": ["junk", None, {"id": "a"}]}))
+    assert [m.text for m in MessageWatch(path, clock=time.time).check()] == ["Back in 5"]
+
+
 def learner_app(tmp_path, room):
     session = Session.from_environment({ROOM_MESSAGE_ENV: str(room / MESSAGE_FILE)})
     return make_app(data_dir=tmp_path / "learner", backend="sim", seed=1, puzzle="map", repeatable=True,

@@ -62,6 +62,16 @@ def test_a_puzzle_listed_twice_in_room_json_or_an_export_is_one_puzzle(tmp_path)
     assert load_class([tmp_path / "exports"]).learners[0].workshop_puzzles == ("dot", "map")
 
 
+def test_a_room_json_whose_puzzles_are_all_odd_or_none_is_said_and_the_learners_puzzles_shown(tmp_path):
+    for puzzles in (["../dot", "[/]", "", 3], []):
+        room = served_room(tmp_path / f"room{len(puzzles)}", puzzles)
+        picture = LiveRoom(room, clock=lambda: NOW).refresh()
+        assert picture.puzzles == ["dot"], picture.puzzles  # was []: every learner in a grid of no puzzle
+        assert picture.notes == [f"{room / 'room.json'} is missing or unreadable: each learner's opened puzzles "
+                                 "are shown"]
+        assert picture.misconceptions[0].describe(of=2).startswith("dot: 2 of 2 learners")
+
+
 def test_an_export_of_thousands_of_puzzles_is_named_and_the_rest_of_the_room_is_read_at_once(tmp_path):
     folder = tmp_path / "exports"
     export(folder, "ada", [record("dot", last_failure=RACE)])

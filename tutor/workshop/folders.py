@@ -110,4 +110,6 @@ def _room(root: Path) -> RoomDescription | None:
         return None
     # a puzzle listed twice (an edited file) is one puzzle, one column
     puzzles = tuple(dict.fromkeys(p for p in raw["puzzles"] if isinstance(p, str) and PLAIN_ID.fullmatch(p)))
+    if not puzzles:  # a room of no puzzle would show every learner with none, and say nothing of why
+        return None
     return RoomDescription(raw["title"], puzzles)

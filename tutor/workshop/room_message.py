@@ -94,7 +94,8 @@ def read_messages(path: Path) -> list[RoomMessage]:
         return []
     earlier = raw.get("earlier")
     earlier = [m for m in map(_message, earlier[-(KEPT - 1):]) if m is not None] if isinstance(earlier, list) else []
-    return [m for m in earlier if m.id != newest.id] + [newest]
+    unique = {m.id: m for m in earlier if m.id != newest.id}  # an id twice (an edited file) is one message
+    return [*unique.values(), newest]
 
 
 def _message(raw) -> RoomMessage | None:
