@@ -1,6 +1,6 @@
 """Coaching tasks on a GPU: naive and expert kernels against the library, in one process.
 
-    python bench/kernels.py [--tasks reduce_sum,softmax] [--runs 30] [--json out.json]
+    python bench/kernels.py [--tasks reduce_sum,softmax] [--runs 30] [--json out.json] [--no-flex]
 
 For each task, on its largest GPU shape: median device time from CUDA events (tutor/engine/process/gpu_timing.py: warm-up
 excluded, L2 flushed before every run, Python's enqueue hidden behind a hold and reported beside)
@@ -8,6 +8,15 @@ of the naive and the expert `launch`, and of the library call (torch:
 sum, softmax, layer_norm, matmul with TF32 off); achieved GB/s (bytes the maths must move: inputs
 read once, output written once) or TFLOP/s for matmul; the device-to-device copy bandwidth measured
 in the same run as the ceiling. Every timed output is checked against the float64 reference first.
+
+Every attention variant is also timed against FlexAttention (torch.nn.attention.flex_attention,
+compiled once, fp32 with TF32 off like everything here): its block mask (causal; causal within a
+document; causal for ALiBi, whose bias is a score_mod) is built before the timed calls, as a model
+built with it would reuse it, so only the attention itself is timed. SDPA stays the "torch" column.
+The targets printed are the issue's ("Expert kernels that beat the libraries"): attention at least
+10% faster than FlexAttention on causal, document and ALiBi, and faster on plain attention; the
+memory-bound tasks at 85% or more of the copy bandwidth measured in the same run; matmul at 75% or
+more of cuBLAS's fp32 rate.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ def main() -> None:
     parser.add_argument("--tasks", default=",".join(TASKS))
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--no-flex", action="store_true", help="leave FlexAttention out (no torch.compile)")
     args = parser.parse_args()
     cuda = import_cuda()
     import torch
@@ -47,7 +57,8 @@ def main() -> None:
     copy_gbs = _copy_bandwidth(torch, args.runs)
     dev = cuda.get_current_device()
     name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
-    print(f"device: {name}; device-to-device copy: {copy_gbs:.0f} GB/s (read + write, measured now)")
+    print(f"device: {name}; torch {torch.__version__}; device-to-device copy: {copy_gbs:.0f} GB/s "
+          "(read + write, measured now)")
     print(f"{'task':<11} {'shape':<20} {'naive ms':>9} {'expert ms':>9} {'torch ms':>9} "
           f"{'expert':>14} {'torch':>14} {'expert/torch':>12} {'x naive':>8} {'enqueue ms e/t':>15}")
     rows = []
@@ -72,12 +83,15 @@ def main() -> None:
             timed = timer.time(lambda: ns["launch"](d_out, *d_in), args.runs)
             times[kind], enqueue[kind] = timed["ms"], timed["host_enqueue_ms"]
         t_in = [torch.from_numpy(x).cuda() for x in inputs]
-        library = _library(torch, task_name, t_in)
-        got = library().cpu().numpy().reshape(out_shape)
-        if not np.allclose(got, expected, rtol=rtol, atol=atol):
-            raise SystemExit(f"{task_name} torch: wrong output")
-        timed = timer.time(library, args.runs)
-        times["torch"], enqueue["torch"] = timed["ms"], timed["host_enqueue_ms"]
+        libraries = {"torch": _library(torch, task_name, t_in)}
+        if task_name.startswith("attention") and not args.no_flex:
+            libraries["flex"] = _flex(torch, task_name, t_in)
+        for kind, call in libraries.items():  # each checked against the reference before it is timed
+            got = call().cpu().numpy().reshape(out_shape)
+            if not np.allclose(got, expected, rtol=rtol, atol=atol):
+                raise SystemExit(f"{task_name} {kind}: wrong output")
+            timed = timer.time(call, args.runs)
+            times[kind], enqueue[kind] = timed["ms"], timed["host_enqueue_ms"]
         if task_name == "matmul":
             m, k, n = shape
             work = 2.0 * m * k * n / 1e12
@@ -95,22 +109,31 @@ def main() -> None:
                "expert_over_naive": times["naive"] / times["expert"]}
         if unit == "GB/s":
             row["expert_of_copy_bandwidth"] = rate["expert"] / copy_gbs
+        if "flex" in times:
+            row["expert_over_flex"] = times["flex"] / times["expert"]
         rows.append(row)
         print(f"{task_name:<11} {str(tuple(shape)):<20} {times['naive']:9.3f} {times['expert']:9.3f} "
               f"{times['torch']:9.3f} {rate['expert']:8.1f} {unit:<5} {rate['torch']:8.1f} {unit:<5} "
               f"{row['expert_over_torch']:11.2f}x {row['expert_over_naive']:7.1f}x "
-              f"{enqueue['expert']:7.3f}/{enqueue['torch']:.3f}")
+              f"{enqueue['expert']:7.3f}/{enqueue['torch']:.3f}"
+              + (f"  FlexAttention {times['flex']:.3f} ms" if "flex" in times else ""))
     for row in rows:
         if "expert_of_copy_bandwidth" in row:
-            print(f"{row['task']}: expert at {100 * row['expert_of_copy_bandwidth']:.0f}% of the copy bandwidth "
-                  f"(target >= 70%)")
+            share = row["expert_of_copy_bandwidth"]
+            print(f"{row['task']}: expert at {100 * share:.0f}% of the copy bandwidth "
+                  f"(target >= 85%: {'met' if share >= 0.85 else 'missed'})")
         elif row["task"] == "matmul":
-            print(f"{row['task']}: expert at {100 * row['expert_over_torch']:.0f}% of torch fp32 (TF32 off) "
-                  f"(target >= 50%)")
+            share = row["expert_over_torch"]
+            print(f"{row['task']}: expert at {100 * share:.0f}% of cuBLAS fp32 (TF32 off) "
+                  f"(target >= 75%: {'met' if share >= 0.75 else 'missed'})")
         else:
-            within = row["ms"]["expert"] <= 2 * row["ms"]["torch"]
-            print(f"{row['task']}: expert {row['ms']['expert'] / row['ms']['torch']:.2f}x torch's time "
-                  f"(target within 2x: {'met' if within else 'missed'})")
+            line = f"{row['task']}: expert {row['ms']['expert'] / row['ms']['torch']:.2f}x SDPA's time"
+            if "expert_over_flex" in row:
+                need = 1.0 if row["task"] == "attention" else 1.1
+                faster = row["expert_over_flex"]
+                line += (f"; {faster:.2f}x FlexAttention's speed (target >= {need:.1f}x: "
+                         f"{'met' if faster >= need else 'missed'})")
+            print(line)
     if args.json:
         Path(args.json).write_text(json.dumps({"device": name, "copy_GBps": copy_gbs, "rows": rows}, indent=1))
 
@@ -148,6 +171,42 @@ def _library(torch, task, t_in):
             bias = slopes[:, None, None] * (idx[None, None, :] - idx[None, :, None]).float()
             bias = bias.masked_fill(~causal, -math.inf)[None]
             return lambda: sdpa(q, k, v, attn_mask=bias)
+    raise KeyError(task)
+
+
+def _flex(torch, task, t_in):
+    """FlexAttention for an attention task, compiled, its block mask built here (outside the timed
+    call): causal, causal within a document, or causal with ALiBi's bias as a score_mod."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    q, k, v = t_in[:3]
+    b, h, s, _ = q.shape
+    compiled = torch.compile(flex_attention, dynamic=False)
+    if task == "attention":
+        return lambda: compiled(q, k, v)
+
+    def causal(b_, h_, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    if task == "attention_causal":
+        mask = create_block_mask(causal, None, None, s, s, device=q.device)
+        return lambda: compiled(q, k, v, block_mask=mask)
+    if task == "attention_document":
+        doc = t_in[3]
+
+        def same_document(b_, h_, q_idx, kv_idx):
+            return (q_idx >= kv_idx) & (doc[b_, q_idx] == doc[b_, kv_idx])
+
+        mask = create_block_mask(same_document, b, None, s, s, device=q.device)
+        return lambda: compiled(q, k, v, block_mask=mask)
+    if task == "attention_alibi":
+        slopes = torch.tensor([2 ** (-8 * (i + 1) / h) for i in range(h)], device=q.device, dtype=torch.float32)
+
+        def alibi(score, b_, h_, q_idx, kv_idx):
+            return score + slopes[h_] * (kv_idx - q_idx)
+
+        mask = create_block_mask(causal, None, None, s, s, device=q.device)
+        return lambda: compiled(q, k, v, score_mod=alibi, block_mask=mask)
     raise KeyError(task)
 
 
