@@ -251,8 +251,8 @@ _FIELDS = {"tid": TID, "op": OP, "aid": AID, "flat": FLAT, "line": LINE, "phase"
 
 
 def int_columns(trace, keys) -> list:
-    """The named integer fields of every event, as int64 arrays: the lanes' own columns, or built
-    once from the tuples. An out-of-bounds event's flat (the index it tried) reads -1."""
+    """The named integer fields of every event, as int64 arrays: the lanes' own columns (no copy), or
+    built from the tuples at each call. An out-of-bounds event's flat (the index it tried) reads -1."""
     import numpy as np
 
     columns = event_columns(trace)

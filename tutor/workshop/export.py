@@ -138,15 +138,16 @@ class LearnerExport:
             return None
         return progress.active_to_solve_s if progress.solved else progress.active_s
 
-    def on_it_now(self, pid: str) -> bool:
-        """Whether the learner was on this puzzle when exported ("still on it", tutor.activity)."""
+    def on_it_now(self, pid: str, at: float | None = None) -> bool:
+        """Whether the learner was on this puzzle when exported ("still on it", tutor.activity), or
+        at the moment `at` (the live view's now, for a folder it reads as it changes)."""
         progress = self.record(pid)
         if progress is None:
             return False
         last = parse_iso_time(progress.last_active_at) if progress.last_active_at else None
         return on_it_now(solved=progress.solved, current=self.current_puzzle == pid, last_active=last,
                          has_activity=progress.active_s is not None, closed_at=self.app_closed_at,
-                         at=self.exported_at)
+                         at=self.exported_at if at is None else at)
 
 
 def read_export(path: Path) -> LearnerExport:

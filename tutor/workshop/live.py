@@ -198,7 +198,8 @@ class LiveRoom:
             cells[pid] = Cell(state, e.active_time(pid), p.attempts, p.last_failure if state == FAILING else None,
                               p.hint_levels_used, p.ai_hints_used)
         current = e.current_puzzle
-        on = current is not None and _on_it(e, current, now)
+        # on it as of now for a folder (it is live), as of its writing for an export file (a snapshot)
+        on = current is not None and e.on_it_now(current, at=now if e.path.is_dir() else None)
         stuck = 0.0
         if current in cells and cells[current].state in (WORKING, FAILING):
             stuck = cells[current].active_s or 0.0
@@ -222,19 +223,6 @@ def puzzle_state(p: PuzzleProgress | None) -> str:
     if p.first_opened_at or p.attempts:
         return WORKING
     return UNTOUCHED
-
-
-def _on_it(e: LearnerExport, pid: str, now: float) -> bool:
-    """On the puzzle now: as of this moment for a folder (it is live), as of its writing for an
-    export file (a snapshot)."""
-    from tutor.activity import on_it_now
-
-    p = e.record(pid)
-    if p is None:
-        return False
-    last = parse_iso_time(p.last_active_at) if p.last_active_at else None
-    return on_it_now(solved=p.solved, current=True, last_active=last, has_activity=p.active_s is not None,
-                     closed_at=e.app_closed_at, at=now if e.path.is_dir() else e.exported_at)
 
 
 def _signature(path: Path) -> tuple:
