@@ -176,7 +176,8 @@ class _Judge:
         shape (`sim_scored`: fixed, so the baseline and every candidate are measured on the same
         work) and the shapes drawn here from the task's `sim_random` rules: past every tile and
         window a kernel might assume, from a seed the candidate never sees, new at every
-        verification. Every case runs twice, from two starts of `out` (starts)."""
+        verification. Every case runs twice, from two starts of `out` (starts; on the simulator a kernel
+        blind to `out`'s start is answered from its first run's writes: task_child._replayable)."""
         sim = self.backend == "sim"
         drawn = self.task.random_shapes(self.rng) if sim else []
         self.drawn = len(drawn)

@@ -212,8 +212,20 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
     single = len(planned.launches) == 1
     first_sample = Sample(sample["seed"], sample["seconds"]) if sample and single else None
     ran_first, first_trace, masks = None, None, []
+    replay = None  # (the first run's plan, the cells of out it wrote, their values): see _replayable
+    replayed = 0   # later starts answered from the first run's writes
     for n, start in enumerate(starts):
         out = start_of(start, out_shape)
+        if replay is not None:
+            with records(cuda, record_only=True) as again:
+                launch(*handles(out, inputs))
+            if _plan(again.plans, out, inputs) == replay[0]:
+                out.reshape(-1)[replay[1]] = replay[2]
+                replayed += 1
+                outs.append(out)
+                masks.append(ran_first)
+                continue
+            out = start_of(start, out_shape)
         if n == 0:
             how = first_sample
         elif single:
@@ -260,13 +272,15 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             moved, found, writes = _judge_traces(done.traces, [k[0] for k in done.launches])
             launched = len(done.launches)
             issues += found
+            if not found and len(starts) > 1:
+                replay = _replayable(done, out, inputs)
             if model and ran is None:  # a sample's trace is not the launch's: no modelled time from it
                 ptx = launches_ptx(state["source"], FILENAME, done.launches, untrusted=True)
                 modelled = _modelled(done.traces, [k[0] for k in done.launches], state["source"],
                                      [ptx.get(k) for k in done.launches])
                 counted = _counted(done.traces, state["source"])
     answer = {"issues": _unique(issues), "launches": launched, "moved": moved, "ran": True, "writes": writes,
-              "lines": sorted(covered)}
+              "lines": sorted(covered), "replayed": replayed}
     if ran_first is not None:
         answer["sampled"] = answer_sampled
     judged = [_written_by(first_trace, blocks, out_shape) if blocks is not None and first_trace is not None else None
@@ -280,6 +294,64 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         answer["modelled"] = modelled
         answer["counters"] = counted
     return answer, outs + list(inputs)
+
+
+def _replayable(done, out, inputs):
+    """(plan, cells, values) where a later start of `out` cannot change what the first run's
+    kernels did, else None. A kernel sees `out`'s start only by reading it; one that never reads
+    it, writes no input, and touches no global memory but launch()'s own arrays, launched again
+    by the same plan (the same kernels, grids, blocks, scalars, and `out` and the inputs in the
+    same places), makes the same writes from any start: the later start's answer is its start
+    with those cells written as the first run wrote them. Simulating it again (most of a large
+    drawn shape's time) would tell nothing more. Anything else, a failure in the first run too,
+    runs again."""
+    from .trace import ATOMIC, GLOBAL, READ, UNINIT_READ, WRITE, int_columns
+
+    plan = _plan(done.plans, out, inputs)
+    if plan is None or not done.traces:
+        return None
+    cells = []
+    for trace, failures in done.traces:
+        if failures:
+            return None
+        roles = list(trace.roles or [])
+        # per array: 0 shared, local or constant; 1 out; 2 an input; 3 any other global memory
+        kinds = np.array([(1 if roles[a] == "out" else 2 if isinstance(roles[a], str) and roles[a].startswith("input:")
+                           else 3) if a < len(roles) else (3 if info.space == GLOBAL else 0)
+                          for a, info in enumerate(trace.arrays)] or [0], dtype=np.int8)
+        if not trace.events:
+            continue
+        op, aid, flat = int_columns(trace, ("op", "aid", "flat"))
+        kind = kinds[aid]
+        reads = (op == READ) | (op == UNINIT_READ) | (op == ATOMIC)
+        writes = (op == WRITE) | (op == ATOMIC)
+        if (kind == 3).any() or (reads & (kind == 1)).any() or (writes & (kind == 2)).any():
+            return None
+        cells.append(flat[writes & (kind == 1)])
+    written = np.zeros(out.size, dtype=bool)
+    for flat in cells:
+        if len(flat) and (flat.min() < 0 or flat.max() >= out.size):
+            return None
+        written[flat] = True
+    return plan, written, out.reshape(-1)[written].copy()
+
+
+def _plan(plans, out, inputs):
+    """records.plans with each array named by what it is ("out", "input:0", ...), or None where
+    an array is neither (a scratch array, a view): then no two runs are known to do the same."""
+    names = {id(out): "out", **{id(x): f"input:{i}" for i, x in enumerate(inputs)}}
+    named = []
+    for kernel, grid, block, shared, args in plans:
+        described = []
+        for a in args:
+            if a[0] == "array":
+                if a[1] not in names:
+                    return None
+                described.append(("array", names[a[1]]))
+            else:
+                described.append(a)
+        named.append((kernel, grid, block, shared, tuple(described)))
+    return named
 
 
 def _global_atomics(trace) -> bool:

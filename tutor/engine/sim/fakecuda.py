@@ -322,6 +322,7 @@ class FakeCuda:
         # compiler can accept every kernel before any of its code does.
         self._traces = []  # (trace, failures) of every launch through kernel[...]
         self._launches = []  # (kernel name, argument types) of each launch
+        self._plans = []  # (kernel name, grid, block, shared bytes, arguments) of each launch (sim.records)
         self._record_only = False
         self._trace_local = True  # see sim.records
         self._sample = None       # see sim.records: the blocks a launch runs, None for all

@@ -67,6 +67,8 @@ class SimKernel:
             args = [memory_of(a) for a in handles]
             roles = [getattr(h, "role", None) for h, a in zip(handles, args) if isinstance(a, np.ndarray)]
             cuda._launches.append((self.__name__, launch_types(args)))
+            cuda._plans.append((self.__name__, blocks, threads, shared_bytes, tuple(
+                ("array", id(a)) if isinstance(a, np.ndarray) else ("value", type(a).__name__, a) for a in args)))
             if cuda._record_only:
                 return None
             names = self.params[:len(args)] + [f"arg{i}" for i in range(len(self.params), len(args))]
@@ -105,7 +107,8 @@ def run_launch(kernel: SimKernel, blocks, threads, named_args, *, current=None, 
 
 class records:
     """What a module's host code launched, while the block lasts: `.launches` (kernel name and
-    argument types) and `.traces` ((trace, failures) per launch). `record_only=True` notes the
+    argument types), `.plans` (kernel name, grid, block, shared bytes, and each argument: an array by
+    its id, anything else by its type and value) and `.traces` ((trace, failures) per launch). `record_only=True` notes the
     launches without running any kernel. `trace_local=False` keeps local arrays' reads and writes
     out of the traces (their faults stay in): for runs that no one inspects thread by thread."""
 
@@ -113,18 +116,20 @@ class records:
         """`sample`: a launch's blocks to run, a Sample, or None for all (see Launch)."""
         self.cuda, self.record_only, self.trace_local, self.sample = cuda, record_only, trace_local, sample
         self.launches: list = []
+        self.plans: list = []
         self.traces: list = []
         self.ran_blocks: list = []  # per launch: (the blocks that ran, or None for all; how many it has)
 
     def __enter__(self):
         cuda = self.cuda
         cuda._launches, cuda._traces, cuda._record_only = self.launches, self.traces, self.record_only
+        cuda._plans = self.plans
         cuda._trace_local, cuda._sample, cuda._ran_blocks = self.trace_local, self.sample, self.ran_blocks
         return self
 
     def __exit__(self, *exc):
         cuda = self.cuda
-        cuda._launches, cuda._traces, cuda._record_only = [], [], False
+        cuda._launches, cuda._traces, cuda._record_only, cuda._plans = [], [], False, []
         cuda._trace_local, cuda._sample, cuda._ran_blocks = True, None, []
 
 
