@@ -189,6 +189,30 @@ def test_an_int_local_array_keeps_its_wraparound_and_a_3d_one_its_indexing():
     assert fast[0].tolist() == [100.5, -105.5, -55.5, -5.5]
 
 
+@pytest.mark.parametrize("dtype, store", [
+    ("int32", "2147483647 + i"),            # wraps
+    ("int32", "-2.75 * i"),                 # truncated toward zero
+    ("int64", "math.nan if i == 1 else math.inf if i == 2 else i"),  # NaN and infinity as 0
+    ("uint8", "i * 100 - 150"),             # negative and past 255, wrapped
+    ("int16", "40000 * i + 0.5"),
+    ("boolean", "i * 2 - 3"),               # 0 or 1
+])
+def test_an_int_local_array_keeps_what_the_checked_array_keeps(dtype, store):
+    # the fast run's integer arrays are IntFastLocal dicts (FastLocal's were floats only)
+    fast, traced = both(f"""
+        @cuda.jit
+        def kernel(out):
+            i = cuda.threadIdx.x
+            c = cuda.local.array(2, numba.{dtype})
+            c[1] = {store}
+            c[0] = c[1]
+            c[0] += 1
+            out[i] = c[0] * 1.0 + c[1]
+    """)
+    assert_same(fast, traced)
+    assert not local_events(fast[2])
+
+
 @pytest.mark.parametrize("body", [
     "out[i] = 1.0 / acc[0]",                       # ZeroDivisionError
     "for v in acc:\n        out[i] = v",           # iterating over an array

@@ -2462,3 +2462,103 @@ def test_blocks_one_by_one_then_a_fallback_keep_no_counts():
             for k in range(0, 4, 1 + int(x) * (i % 2)):
                 out[i + 1] += 1.0
         """, blocks=2, threads=32)  # lanes (0, 7, 0, 2), (0, 8, 0, 2), ... for warp 0; thread by thread trip 1
+
+
+# -- integer local arrays (the verifier's runs): stores truncate and wrap as the checked array's do -----
+INT_LOCALS = {
+    "an int32 cell wraps past 2**31 - 1": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            c = cuda.local.array(4, numba.int32)
+            c[0] = 2147483647
+            c[0] += i + 1
+            out[i] = c[0]
+        """),
+    "a float stored into an int cell is truncated toward zero": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            c = cuda.local.array(2, numba.int32)
+            c[1] = a[i] * 1.7
+            out[i] = c[1] * 2
+        """),
+    "an int8 cell wraps, a uint8 cell too": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            d = cuda.local.array(3, numba.int8)
+            u = cuda.local.array(3, numba.uint8)
+            d[0] = i * 50
+            u[2] = i * 50 - 300
+            out[i] = d[0] + u[2]
+        """),
+    "cells written in some lanes, read where written": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            c = cuda.local.array(4, numba.int32)
+            if i % 2 == 0:
+                c[2] = i * 3
+            c[1] = i
+            if i % 2 == 0:
+                out[i] = c[2] + c[1]
+            else:
+                out[i] = c[1]
+        """),
+    "a cell read where no lane wrote it (the checked run judges)": (False, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            c = cuda.local.array(4, numba.int32)
+            if i % 3 == 0:
+                c[0] = i
+            out[i] = c[0]
+        """),
+    "an index taken from an int cell, 2-D, in a loop": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            c = cuda.local.array((2, 3), numba.int64)
+            for k in range(3):
+                c[k % 2, k] = (i + k * 5) % n
+            s = 0.0
+            for k in range(3):
+                s += a[c[k % 2, k]]
+            out[i] = s
+        """),
+    "int and float local arrays side by side, summed in a loop": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            doc = cuda.local.array(4, numba.int32)
+            acc = cuda.local.array(4, numba.float32)
+            for k in range(4):
+                doc[k] = (i + k) // 3
+                acc[k] = a[(i + k) % n]
+            s = 0.0
+            for k in range(4):
+                if doc[k] == doc[0]:
+                    s += acc[k]
+            out[i] = s
+        """),
+    "a bool local array": (True, """
+        @cuda.jit
+        def kernel(out, a, n):
+            i = cuda.grid(1)
+            b = cuda.local.array(2, numba.boolean)
+            b[0] = i % 3
+            b[1] = a[i] > 0
+            if b[0] and b[1]:
+                out[i] = 1.0
+            else:
+                out[i] = 2.0
+        """),
+}
+
+
+@pytest.mark.parametrize("name", list(INT_LOCALS))
+def test_integer_local_arrays_run_as_lanes_and_agree(name):
+    # On 2b9afa5 every one of these fell back ("an integer local array") to the thread-by-thread run.
+    lanes, body = INT_LOCALS[name]
+    same_runs(body, lanes, threads=32, blocks=2)

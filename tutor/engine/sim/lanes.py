@@ -91,28 +91,34 @@ class LaneArray:
 
     def coerce(self, value, n):
         """What a store keeps: SimArray._coerce, lane by lane."""
-        v = np.asarray(value)
-        if self.is_int:
-            if v.dtype.kind == "f":
-                if not np.isfinite(v).all():
-                    v = np.where(np.isfinite(v), v, 0)
-                v = np.trunc(v)
-                if (np.abs(v) >= 2.0 ** 62).any():
-                    raise Fallback("an integer too large for the lanes")
-            v = v.astype(np.int64)
-            if self.lo is not None and ((v < self.lo) | (v > self.hi)).any():
-                if self.dtype == "bool":
-                    v = (v != 0).astype(np.int64)
-                else:
-                    span = self.hi - self.lo + 1
-                    v = (v - self.lo) % span + self.lo
-        else:
-            if v.dtype.kind not in "fiub":
-                raise Fallback(f"a store of {v.dtype}")
-            v = v.astype(np.float64)
-        if v.ndim == 0:
-            v = np.full(n, v)
-        return v
+        return _coerce(value, n, self.is_int, self.dtype, self.lo, self.hi)
+
+
+def _coerce(value, n, is_int, dtype, lo, hi):
+    """What a store into an array of this dtype keeps (SimArray._coerce, lane by lane): floats as
+    float64; integers truncated from floats and wrapped into the dtype's range (a bool is 0 or 1)."""
+    v = np.asarray(value)
+    if is_int:
+        if v.dtype.kind == "f":
+            if not np.isfinite(v).all():
+                v = np.where(np.isfinite(v), v, 0)
+            v = np.trunc(v)
+            if (np.abs(v) >= 2.0 ** 62).any():
+                raise Fallback("an integer too large for the lanes")
+        v = v.astype(np.int64)
+        if lo is not None and ((v < lo) | (v > hi)).any():
+            if dtype == "bool":
+                v = (v != 0).astype(np.int64)
+            else:
+                span = hi - lo + 1
+                v = (v - lo) % span + lo
+    else:
+        if v.dtype.kind not in "fiub":
+            raise Fallback(f"a store of {v.dtype}")
+        v = v.astype(np.float64)
+    if v.ndim == 0:
+        v = np.full(n, v)
+    return v
 
 
 class LocalLanes:
@@ -120,9 +126,13 @@ class LocalLanes:
     verifier's: launch.fast_local): as the thread-by-thread run's FastLocal, it traces nothing; a
     read of a cell the lane never wrote, or an index outside it, is for the checked run to judge."""
 
-    __slots__ = ("data", "written", "shape", "strides", "size")
+    __slots__ = ("data", "written", "shape", "strides", "size", "is_int", "dtype", "lo", "hi")
 
-    def __init__(self, n, shape):
+    def __init__(self, n, shape, dtype: str = "float64", is_int: bool = False):
+        """`dtype`, `is_int`: an integer array keeps int64 values wrapped into its dtype's range, as
+        a store into the thread-by-thread run's checked local array does (_coerce)."""
+        self.dtype, self.is_int = dtype, is_int
+        self.lo, self.hi = _INT_RANGES.get(dtype, (None, None)) if is_int else (None, None)
         size = 1
         for s in shape:
             size *= s
@@ -132,7 +142,7 @@ class LocalLanes:
             strides.append(step)
             step *= k
         self.strides = tuple(reversed(strides))
-        self.data = np.zeros((n, size), dtype=np.float64)
+        self.data = np.zeros((n, size), dtype=np.int64 if is_int else np.float64)
         self.written = np.zeros((n, size), dtype=bool)
 
 
@@ -933,7 +943,7 @@ class Lanes:
                     frame.vars[name] = value
                     frame.partial[name] = m.copy()
                     return
-                if type(old) is not LocalLanes or old.shape != value.shape:
+                if type(old) is not LocalLanes or old.shape != value.shape or old.dtype != value.dtype:
                     raise Fallback("a name holding a local array in some threads only")
                 old.data[m] = 0
                 old.written[m] = False
@@ -1472,9 +1482,7 @@ class Lanes:
                                                                                for s in shape)):
             raise Fallback("a local array's shape that differs between threads")
         st = dtype_of(dtype)
-        if st.is_int:
-            raise Fallback("an integer local array")
-        return LocalLanes(self.n, shape_of(shape))
+        return LocalLanes(self.n, shape_of(shape), st.np_dtype.name, st.is_int)
 
     def local_index(self, arr, idx, m):
         if not isinstance(idx, tuple):
@@ -1565,7 +1573,7 @@ class Lanes:
             lanes, flat = flats
             if not arr.written[lanes, flat].all():
                 raise Fallback("a local array's cell read before it was written")
-            out = np.zeros(self.n, dtype=np.float64)
+            out = np.zeros(self.n, dtype=arr.data.dtype)
             out[lanes] = arr.data[lanes, flat]
             return out
         cells = self.storage(arr, flats, m)
@@ -1582,7 +1590,10 @@ class Lanes:
             if not _is_number(value):
                 raise Fallback("a store of something other than a number")
             lanes, flat = flats
-            arr.data[lanes, flat] = np.broadcast_to(np.asarray(value, dtype=np.float64), (self.n,))[lanes]
+            if arr.is_int:
+                arr.data[lanes, flat] = _coerce(value, self.n, True, arr.dtype, arr.lo, arr.hi)[lanes]
+            else:
+                arr.data[lanes, flat] = np.broadcast_to(np.asarray(value, dtype=np.float64), (self.n,))[lanes]
             arr.written[lanes, flat] = True
             return
         if arr.readonly:

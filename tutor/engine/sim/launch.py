@@ -628,8 +628,8 @@ class Launch:
 
     def local_array(self, shape, dtype: ScalarType, frame):
         t = self._cur
-        if self.fast_local and not dtype.is_int:
-            a = fast_local(shape_of(shape), dtype.np_dtype.name, self)
+        if self.fast_local:
+            a = fast_local(shape_of(shape), dtype.np_dtype.name, self, dtype.is_int)
             self._fast_locals.append(a)
             return a
         return self._new_array(shape_of(shape), dtype, LOCAL, frame.f_lineno, thread=_tdim(self, t),

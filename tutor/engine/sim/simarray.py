@@ -410,11 +410,30 @@ class FastLocal(dict):
         return not self.keys() <= self.valid
 
 
+class IntFastLocal(FastLocal):
+    """An integer local array, as FastLocal is for floats: a store keeps what the checked array's
+    would (SimArray._coerce: a float truncated toward zero, NaN and infinities as 0, and a value past
+    the dtype's range wrapped into it, a bool as 0 or 1), at the cost of one Python call."""
+
+    __slots__ = ("lo", "hi")
+
+    def __setitem__(self, idx, value):
+        if type(value) is not int:
+            value = _to_int(value)
+        lo = self.lo
+        if lo is not None and not lo <= value <= self.hi:
+            if lo == 0 and self.hi == 1:  # bool
+                value = 1 if value else 0
+            else:
+                value = (value - lo) % (self.hi - lo + 1) + lo
+        dict.__setitem__(self, idx, value)
+
+
 _VALID_KEYS: dict = {}
 
 
-def fast_local(shape: tuple, dtype: str, st) -> FastLocal:
-    """An empty FastLocal of this shape (see FastLocal)."""
+def fast_local(shape: tuple, dtype: str, st, is_int: bool = False) -> FastLocal:
+    """An empty FastLocal (IntFastLocal where `is_int`) of this shape (see FastLocal)."""
     valid = _VALID_KEYS.get(shape)
     if valid is None:
         if len(shape) == 1:
@@ -422,7 +441,11 @@ def fast_local(shape: tuple, dtype: str, st) -> FastLocal:
         else:
             valid = frozenset(itertools.product(*(range(n) for n in shape)))
         _VALID_KEYS[shape] = valid
-    a = FastLocal()
+    if is_int:
+        a = IntFastLocal()
+        a.lo, a.hi = _INT_RANGES.get(dtype, (None, None))
+    else:
+        a = FastLocal()
     a.valid, a.shape, a.ndim, a.dtype, a.st = valid, shape, len(shape), dtype, st
     size = 1
     for n in shape:
