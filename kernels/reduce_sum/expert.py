@@ -5,6 +5,7 @@ TPB = 512          # threads per block
 UNROLL = 8         # independent loads in flight per thread per trip
 BLOCKS_PER_SM = 4  # 4 x 512 threads fill an H100/H200 SM (2048 threads)
 SMS = 132          # streaming multiprocessors of an H100/H200 SXM
+WARPS = TPB // 32  # one shared slot per warp
 
 
 @cuda.jit
@@ -19,7 +20,7 @@ def block_sums(out, x, n):
     # Each block adds the sum of its share of x into out[0]: one atomic per block. A thread
     # keeps UNROLL independent accumulators so UNROLL loads are in flight at once; the block's
     # partials meet through warp shuffles and one shared slot per warp.
-    red = cuda.shared.array(16, numba.float32)  # TPB // 32 warps
+    red = cuda.shared.array(WARPS, numba.float32)
     tid = cuda.threadIdx.x
     stride = cuda.gridDim.x * TPB
     i = cuda.blockIdx.x * TPB + tid
@@ -43,7 +44,7 @@ def block_sums(out, x, n):
     cuda.syncthreads()
     if tid == 0:
         total = numba.float32(0)
-        for w in range(TPB // 32):
+        for w in range(WARPS):
             total += red[w]
         cuda.atomic.add(out, 0, total)
 
