@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One device call's worth of GPU checks and timings (the device tool's `run`, which brings back at
+# most 8 files): install the carried wheels, then the coaching tasks' timings against the
+# libraries (bench/kernels.py), sweeps of the memory-bound experts' constants (bench/expert_sweep.py),
+# every expert's `verify --backend gpu`, and the gpu-marked tests. kernels.txt, sweeps.txt, verify.txt
+# and gpu-tests.txt are written to $OUT as each step ends (a call cut short keeps what finished); the
+# JSON files go to $OUT/all/, packed into $OUT/all.tgz at the end.
+# Usage on the device: bash bench/gpu_session.sh [kernels] [sweep] [verify] [tests] ("kernels" runs the sweeps too)
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
+OUT=${OUT:-/tmp/out}; LOG=$OUT/all; mkdir -p "$LOG"
+steps=${*:-kernels verify tests}
+case " $steps " in *" kernels "*) steps="kernels sweep ${steps/kernels/}" ;; esac
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$LOG/gpu.txt" 2>&1
+for step in $steps; do
+  case $step in
+    kernels) timeout 300 python3 bench/kernels.py --runs 20 --json "$LOG/kernels.json" > "$LOG/kernels.txt" 2>&1
+             echo "kernels rc=$?" >> "$LOG/kernels.txt"; cp "$LOG/kernels.txt" "$OUT/" ;;
+    sweep)
+      for t in softmax layernorm; do
+        timeout 90 python3 bench/expert_sweep.py $t --set ITEMS=4,8,16,32 --set MAX_TPB=256,512,1024 --json "$LOG/sweep-$t.json" 2>&1
+      done > "$LOG/sweeps.txt"
+      timeout 120 python3 bench/expert_sweep.py reduce_sum --set TPB=256,512,1024 --set UNROLL=8,16 --set BLOCKS_PER_SM=2,4,8 \
+          --json "$LOG/sweep-reduce_sum.json" >> "$LOG/sweeps.txt" 2>&1
+      for f in bench/variants/*/*.py; do
+        [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")")
+        timeout 90 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
+      done; cp "$LOG/sweeps.txt" "$OUT/" ;;
+    verify)
+      for t in kernels/*/; do t=$(basename "$t"); [ -f "kernels/$t/expert.py" ] || continue
+        timeout 90 python3 -m tutor.cli verify "$t" "kernels/$t/expert.py" --backend gpu --json > "$LOG/verify-$t.json" 2>>"$LOG/verify.err"
+        echo "verify $t rc=$? $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('passed' if d.get('passed') else 'FAILED', [f.get('kind') for f in d.get('failures', [])][:4])" "$LOG/verify-$t.json" 2>&1 | tail -1)"
+      done > "$LOG/verify.txt" 2>&1; cp "$LOG/verify.txt" "$OUT/" ;;
+    tests) timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -n 0 > "$LOG/gpu-tests.txt" 2>&1
+           echo "tests rc=$?" >> "$LOG/gpu-tests.txt"; cp "$LOG/gpu-tests.txt" "$OUT/" ;;
+  esac
+done
+tar -czf "$OUT/all.tgz" -C "$OUT" all && rm -rf "$LOG"
+ls -la "$OUT"
