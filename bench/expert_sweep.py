@@ -75,18 +75,10 @@ def main() -> None:
     task = load_task(args.task)
     base = Path(args.kernel).read_text() if args.kernel.endswith(".py") else task.source(args.kernel)
     rows = [(args.kernel, base)] + variants(base, args.set) + [(f, Path(f).read_text()) for f in args.file]
-    inputs_mod, reference = task.module("inputs"), task.module("reference")
-    rtol, atol = task.tolerance
     shape = task.largest_shape("gpu")
-    shapes = [s for s in task.shapes("gpu") if s != shape][-1:] + [shape]  # a ragged one, then the largest
-    cases = []
-    for s in shapes:
-        inputs = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(np.random.default_rng(0), s))
-        out_shape = tuple(inputs_mod.output_shape(s))
-        cases.append((s, inputs, out_shape, reference.reference(*[x.astype(np.float64) for x in inputs])))
+    cases = check_cases(task)
     copy = _copy_gbs(cuda, timer, args.runs)
-    dev = cuda.get_current_device()
-    name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+    name = device_name(cuda)
     work, unit = work_of(args.task, shape, cases[-1][1], cases[-1][2])
     print(f"device: {name}; {args.task} at {tuple(shape)}; device-to-device copy {copy:.0f} GB/s (read + write, "
           "measured now)")
@@ -94,14 +86,7 @@ def main() -> None:
     results, first = [], None
     for label, source in rows:
         try:
-            ns = load_module_for_numba(source, "variant.py")
-            for s, inputs, out_shape, expected in cases:
-                d_in = [cuda.to_device(x) for x in inputs]
-                d_out = cuda.to_device(np.full(out_shape, np.nan, np.float32))
-                ns["launch"](d_out, *d_in)
-                if not np.allclose(d_out.copy_to_host(), expected, rtol=rtol, atol=atol):
-                    raise ValueError(f"wrong output at {tuple(s)}")
-            ms = timer.time(lambda: ns["launch"](d_out, *d_in), args.runs)["ms"]
+            ms = checked_ms(cuda, timer, task, source, cases, args.runs)
         except Exception as e:  # noqa: BLE001 (a variant that fails is a row, not the end of the sweep)
             print(f"{label[:44]:<44} not timed: {type(e).__name__}: {str(e)[:120]}")
             results.append({"variant": label, "error": f"{type(e).__name__}: {e}"[:300]})
@@ -115,6 +100,37 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps({"device": name, "task": args.task, "shape": list(shape),
                                                "copy_GBps": copy, "rows": results}, indent=1))
+
+
+def check_cases(task) -> list:
+    """(shape, inputs, out shape, float64 reference) at a ragged GPU shape, then the largest (timed)."""
+    inputs_mod, reference = task.module("inputs"), task.module("reference")
+    shape = task.largest_shape("gpu")
+    cases = []
+    for s in [s for s in task.shapes("gpu") if s != shape][-1:] + [shape]:
+        inputs = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(np.random.default_rng(0), s))
+        out_shape = tuple(inputs_mod.output_shape(s))
+        cases.append((s, inputs, out_shape, reference.reference(*[x.astype(np.float64) for x in inputs])))
+    return cases
+
+
+def checked_ms(cuda, timer, task, source: str, cases: list, runs: int) -> float:
+    """The kernel module's median time at the last case, after its output matched the reference at
+    every case from a NaN-filled `out` (ValueError where it does not: it is not timed)."""
+    rtol, atol = task.tolerance
+    ns = load_module_for_numba(source, "variant.py")
+    for s, inputs, out_shape, expected in cases:
+        d_in = [cuda.to_device(x) for x in inputs]
+        d_out = cuda.to_device(np.full(out_shape, np.nan, np.float32))
+        ns["launch"](d_out, *d_in)
+        if not np.allclose(d_out.copy_to_host(), expected, rtol=rtol, atol=atol):
+            raise ValueError(f"wrong output at {tuple(s)}")
+    return timer.time(lambda: ns["launch"](d_out, *d_in), runs)["ms"]
+
+
+def device_name(cuda) -> str:
+    dev = cuda.get_current_device()
+    return dev.name.decode() if isinstance(dev.name, bytes) else dev.name
 
 
 def _copy_gbs(cuda, timer, runs) -> float:

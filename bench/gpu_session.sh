@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call's worth of GPU checks and timings (the device tool's `run`, which brings back at
 # most 8 files): install the carried wheels, then the coaching tasks' timings against the
-# libraries (bench/kernels.py), sweeps of the memory-bound experts' constants (bench/expert_sweep.py),
+# libraries (bench/kernels.py), sweeps of the memory-bound experts' constants (bench/expert_sweep.py)
+# and the walkthroughs' steps (bench/walkthrough.py),
 # every expert's `verify --backend gpu`, and the gpu-marked tests. kernels.txt, sweeps.txt, verify.txt
 # and gpu-tests.txt are written to $OUT as each step ends (a call cut short keeps what finished); the
 # JSON files go to $OUT/all/, packed into $OUT/all.tgz at the end.
@@ -22,6 +23,8 @@ for step in $steps; do
       done > "$LOG/sweeps.txt"
       timeout 120 python3 bench/expert_sweep.py reduce_sum --set TPB=256,512,1024 --set UNROLL=8,16 --set BLOCKS_PER_SM=2,4,8 \
           --json "$LOG/sweep-reduce_sum.json" >> "$LOG/sweeps.txt" 2>&1
+      timeout 150 python3 bench/walkthrough.py >> "$LOG/sweeps.txt" 2>&1
+      for f in kernels/*/walkthrough-times.json; do [ -f "$f" ] && cp "$f" "$LOG/walkthrough-times-$(basename "$(dirname "$f")").json"; done
       for f in bench/variants/*/*.py; do
         [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")")
         timeout 90 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1

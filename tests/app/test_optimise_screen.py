@@ -172,3 +172,32 @@ def test_the_budget_fields_start_from_the_ai_settings_and_say_wall_time(tmp_path
         assert (budget.wall_s, budget.rounds) == (1800.0, 4)
 
     run_app(check, tmp_path, AISettings(model="scripted/tutor", optimise_wall_s=1800.0, optimise_rounds=4))
+
+
+def test_a_solved_coaching_task_shows_its_walkthrough_unless_the_room_keeps_solutions_closed(tmp_path, monkeypatch):
+    from tutor.app.app import TutorApp
+    from tutor.coach.tasks import load_task
+
+    step = (load_task("reduce_sum").folder / "steps" / "3_warp_shuffle.py").read_text()
+    seen = {}
+
+    async def check(app, pilot):
+        register([f"```python\n{step}```\n\nWhy it is faster: warp shuffles."])
+        app.action_optimise_task()
+        await until(pilot, lambda: type(app.screen).__name__ == "TaskPicker", what="the task picker")
+        app.screen.dismiss("reduce_sum")
+        await until(pilot, lambda: type(app.screen).__name__ == "OptimiseScreen", what="the optimiser")
+        screen = app.screen
+        screen.query_one("#opt-rounds-max", Input).value = "1"
+        await run_to_the_end(screen, pilot)
+        seen.setdefault("best", []).append(screen.result.best is not None)
+        seen.setdefault("why", []).append(screen.query_one("#opt-why").source)
+
+    run_app(check, tmp_path / "open", AISettings(model="scripted/tutor"))
+    monkeypatch.setattr(TutorApp, "solutions_policy", property(lambda self: "never"))
+    run_app(check, tmp_path / "closed", AISettings(model="scripted/tutor"))
+    assert seen["best"] == [True, True]
+    opened, closed = seen["why"]
+    assert "### Sum reduction: from the naive kernel to the expert one" in opened
+    assert "#### 3. Warp shuffles for the first five levels" in opened
+    assert "from the naive kernel" not in closed and "warp shuffles" in closed

@@ -633,7 +633,14 @@ class TutorApp(App):
         from .screens.optimise import OptimiseScreen
 
         root = self.store.root
-        self.push_screen(OptimiseScreen(target, start_code, self.ai_settings, root / "optimised", root))
+        walkthrough = None
+        if target.kind == "task" and reference_refusal(self.solutions_policy, True) is None:
+            from tutor.coach.walkthrough import load_walkthrough
+
+            walk = load_walkthrough(target.task)
+            walkthrough = walk.text(level=3) if walk is not None else None
+        self.push_screen(OptimiseScreen(target, start_code, self.ai_settings, root / "optimised", root,
+                                        walkthrough=walkthrough))
 
     def _worked_answer(self, target, start_code: str, reason: str) -> None:
         """No model: the worked answer the optimiser's policy allows (worked_answer, as the CLI

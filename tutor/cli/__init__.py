@@ -6,7 +6,7 @@ child process does, so `gpu-tutor list` answers at once.
 
 This module holds only main() and the argparse tree with its shared options; the commands live by
 area: puzzle_commands.py (home, list, show, check, trace, content check), ai_commands.py (hint,
-doctor, config), coach_commands.py (verify, optimise), inputs.py (UsageError, a command's puzzle and kernel file), and
+doctor, config), coach_commands.py (verify, walkthrough, optimise), inputs.py (UsageError, a command's puzzle and kernel file), and
 tutor/workshop/cli.py (workshop init|check, export, report, room). `python -m tutor.cli` runs __main__.py.
 """
 
@@ -25,7 +25,7 @@ from tutor.textsafe import terminal_safe
 from tutor.workshop.cli import add_commands as add_workshop_commands
 from tutor.workshop.cli import add_workshop_option
 from .ai_commands import cmd_config, cmd_doctor, cmd_hint
-from .coach_commands import cmd_optimise, cmd_verify
+from .coach_commands import cmd_optimise, cmd_verify, cmd_walkthrough
 from .inputs import UsageError
 from .puzzle_commands import (cmd_check, cmd_content_check, cmd_home, cmd_list, cmd_profile, cmd_show,
                               cmd_trace)
@@ -101,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=("sim", "gpu", "numba-sim"), default="sim")
     p.add_argument("--json", action="store_true", help="print exactly one JSON object")
     p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("walkthrough", help="a coaching task's road from its naive kernel to the expert one, a "
+                       "change at a time, with what each step measured on a GPU")
+    p.add_argument("task", help="a task under kernels/ with a walkthrough (e.g. reduce_sum)")
+    p.add_argument("--no-diff", dest="diffs", action="store_false", help="the words and times, without each step's change")
+    p.set_defaults(func=cmd_walkthrough)
 
     p = sub.add_parser("hint", help="a hint for your kernel, streamed (AI when a model is configured, else authored)")
     p.add_argument("puzzle", help="the puzzle id (see `gpu-tutor list`)")

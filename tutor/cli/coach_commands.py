@@ -33,6 +33,31 @@ def cmd_verify(args) -> int:
     return 0 if result.passed else 1
 
 
+def cmd_walkthrough(args) -> int:
+    from tutor.coach.tasks import load_task
+    from tutor.coach.walkthrough import load_walkthrough
+
+    try:
+        task = load_task(args.task)
+    except KeyError:
+        raise UsageError(f"no coaching task {args.task!r}; the tasks are: {_task_names()}") from None
+    walk = load_walkthrough(task)
+    if walk is None:
+        with_one = [t.name for t in _tasks_with_walkthroughs()]
+        raise UsageError(f"{args.task} has no walkthrough yet; these have one: {', '.join(with_one) or 'none'}")
+    print(walk.text(diffs=args.diffs), end="")
+    for problem in walk.problems:
+        print(problem, file=sys.stderr)
+    return 0
+
+
+def _tasks_with_walkthroughs() -> list:
+    from tutor.coach.tasks import coaching_tasks
+    from tutor.coach.walkthrough import STEPS_FILE
+
+    return [t for t in coaching_tasks() if (t.folder / STEPS_FILE).is_file()]
+
+
 def cmd_optimise(args) -> int:
     from tutor.coach import optimise as opt
     from tutor.durations import clock_text

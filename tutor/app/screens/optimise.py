@@ -51,9 +51,14 @@ class OptimiseScreen(Screen):
     BINDINGS = [Binding("escape", "cancel_or_close", "Cancel / close"),
                 Binding("ctrl+s", "save", "Save as a new file")]
 
-    def __init__(self, target, start_code: str, settings, save_dir: Path, data_root: Path):
+    def __init__(self, target, start_code: str, settings, save_dir: Path, data_root: Path,
+                 walkthrough: str | None = None):
+        """`walkthrough`: the task's walkthrough (tutor/coach/walkthrough.py) as Markdown, shown under
+        the model's explanation once a candidate is verified; None where there is none, or where the
+        room keeps worked solutions closed."""
         super().__init__()
         self.target = target
+        self.walkthrough = walkthrough
         self.start_code = start_code
         self.settings = settings
         self.save_dir = save_dir
@@ -231,7 +236,8 @@ class OptimiseScreen(Screen):
         diff = terminal_safe(result.diff())  # the model's code: Syntax draws its characters as they are
         self.query_one("#opt-diff", Static).update(Syntax(diff or "(no change)", "diff", theme="ansi_dark"))
         why = terminal_safe(best.explanation or "(the model gave no explanation)")
-        self.query_one("#opt-why", Markdown).update(f"### {EXPLANATION_HEADING}\n\n" + why)
+        after = "\n\n---\n\n" + self.walkthrough if self.walkthrough else ""
+        self.query_one("#opt-why", Markdown).update(f"### {EXPLANATION_HEADING}\n\n" + why + after)
         self.query_one("#opt-save", Button).disabled = False
 
     def _status(self, text: str) -> None:
