@@ -34,7 +34,9 @@ def test_a_walkthrough_goes_from_the_naive_kernel_to_the_expert_one_a_change_at_
     assert all(s.title and len(s.why.split()) >= 15 for s in walk.steps)
 
 
-@pytest.mark.parametrize("name, file", [(n, s.file) for n in WITH for s in load_walkthrough(load_task(n)).steps
+# the attention steps take about 10 s each on the simulator: with the long tests (CI runs both)
+@pytest.mark.parametrize("name, file", [pytest.param(n, s.file, marks=[pytest.mark.e2e] if n.startswith("attention") else [])
+                                        for n in WITH for s in load_walkthrough(load_task(n)).steps
                                         if s.file not in ("naive.py", "expert.py")])
 def test_every_step_of_a_walkthrough_verifies_on_the_simulator(name, file):
     verdict = verify(name, (load_task(name).folder / file).read_text())
