@@ -16,15 +16,15 @@ nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$LOG/gpu.
 for step in $steps; do
   case $step in
     kernels) timeout 300 python3 bench/kernels.py --runs 20 --json "$LOG/kernels.json" > "$LOG/kernels.txt" 2>&1
-             echo "kernels rc=$?" >> "$LOG/kernels.txt"; cp "$LOG/kernels.txt" "$OUT/" ;;
+             echo "kernels rc=$?" >> "$LOG/kernels.txt"; cp "$LOG/kernels.txt" "$LOG/kernels.json" "$OUT/" 2>/dev/null ;;
     sweep)
+      timeout 200 python3 bench/walkthrough.py > "$LOG/sweeps.txt" 2>&1
+      tar -czf "$OUT/walkthrough-times.tgz" kernels/*/walkthrough-times.json 2>> "$LOG/sweeps.txt"
       for t in softmax layernorm; do
         timeout 90 python3 bench/expert_sweep.py $t --set ITEMS=4,8,16,32 --set MAX_TPB=256,512,1024 --json "$LOG/sweep-$t.json" 2>&1
-      done > "$LOG/sweeps.txt"
+      done >> "$LOG/sweeps.txt"
       timeout 120 python3 bench/expert_sweep.py reduce_sum --set TPB=256,512,1024 --set UNROLL=8,16 --set BLOCKS_PER_SM=2,4,8 \
           --json "$LOG/sweep-reduce_sum.json" >> "$LOG/sweeps.txt" 2>&1
-      timeout 150 python3 bench/walkthrough.py >> "$LOG/sweeps.txt" 2>&1
-      for f in kernels/*/walkthrough-times.json; do [ -f "$f" ] && cp "$f" "$LOG/walkthrough-times-$(basename "$(dirname "$f")").json"; done
       for f in bench/variants/*/*.py; do
         [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")")
         timeout 90 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
