@@ -25,6 +25,9 @@ for step in $steps; do
       done >> "$LOG/sweeps.txt"
       timeout 120 python3 bench/expert_sweep.py reduce_sum --set TPB=256,512,1024 --set UNROLL=8,16 --set BLOCKS_PER_SM=2,4,8 \
           --json "$LOG/sweep-reduce_sum.json" >> "$LOG/sweeps.txt" 2>&1
+      for t in attention attention_document; do
+        timeout 100 python3 bench/expert_sweep.py $t --set VC=16,64 --runs 10 >> "$LOG/sweeps.txt" 2>&1
+      done
       for f in bench/variants/*/*.py; do
         [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")")
         timeout 90 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
