@@ -133,3 +133,42 @@ def test_a_kernel_that_writes_its_input_is_run_again():
                        "            out[r, c] = math.exp(x[r, c] - m) / s\n        x[r, 0] = x[r, 0]\n"))
     answer, _ = _run("softmax", source, (5, 7), STARTS)
     assert answer["replayed"] == 0
+
+
+def _peeks(read: str, helper: str = "", params: str = "", args: str = "") -> str:
+    """softmax's naive kernel, skipping its row when `read` (an expression of row r) finds a number
+    in out: a kernel that relies on out's start, by whatever route `read` reads it."""
+    source = _softmax(("    if r < rows:\n", f"    if r < rows:\n        if {read}:\n            return\n"))
+    if helper:
+        source = source.replace("@cuda.jit\ndef softmax_rows", helper + "\n\n@cuda.jit\ndef softmax_rows")
+    if params:
+        source = source.replace("def softmax_rows(out, x, rows, cols):", f"def softmax_rows(out, x, rows, cols{params}):")
+        source = source.replace("(out, x, rows, cols)\n", f"(out, x, rows, cols{args})\n")
+    return source
+
+
+@pytest.mark.parametrize("source", [
+    _peeks("peek(out, r)", helper="@cuda.jit(device=True)\ndef peek(a, r):\n    return a[r, 0] == a[r, 0]\n"),
+    _peeks("out[r][0] == out[r][0]"),  # through a row view taken in the kernel
+    _peeks("cuda.atomic.max(out, (r, 0), -1e30) == 0.0"),  # an atomic that changes nothing
+    _peeks("other[r, 0] == other[r, 0]", params=", other", args=", out"),  # out passed twice
+], ids=["device_function", "row_view", "atomic_max", "out_twice"])
+def test_out_read_by_another_route_is_run_again(source):
+    answer, arrays = _run("softmax", source, (5, 7), STARTS[:2])
+    assert answer["replayed"] == 0
+    alone, alone_arrays = _run("softmax", source, (5, 7), STARTS[1:2])
+    assert np.array_equal(arrays[1], alone_arrays[0], equal_nan=True)
+
+
+@pytest.mark.parametrize("value, replayed", [
+    ("x.dtype", 1), ("x.shape", 1), ("None", 1), ("2 ** 63 - 1", 1), ("(x.shape, math.nan)", 1),
+    ("math.nan", 1),  # one object: equal to itself
+    ("math.inf - math.inf", 0),  # a new NaN at each call: not equal, so run again (and no error)
+])
+def test_odd_scalars_in_the_plan_compare_without_error(value, replayed):
+    source = _softmax(("def softmax_rows(out, x, rows, cols):", "def softmax_rows(out, x, rows, cols, unused):"),
+                      ("(out, x, rows, cols)\n", f"(out, x, rows, cols, {value})\n"))
+    answer, arrays = _run("softmax", source, (5, 7), STARTS[:2])
+    assert not answer["issues"] and answer["replayed"] == replayed
+    alone, alone_arrays = _run("softmax", source, (5, 7), STARTS[1:2])
+    assert np.array_equal(arrays[1], alone_arrays[0], equal_nan=True)
