@@ -1,0 +1,188 @@
+import math
+
+import numba
+from numba import cuda
+
+BQ = 128             # queries per block
+BKV = 64             # keys per tile of the score matrix
+NT = 256             # threads per block, 16 x 16: each owns an 8 x 4 micro-tile of the scores
+TX = 16              # threads along the keys (and along the head dimension of out)
+DC = 16              # head dimensions per staged chunk of q and k
+VC = 16              # rows per staged chunk of v
+D_MAX = 128          # largest supported head dimension (v's chunk is sized for it)
+QP = 66              # pitch of the transposed k tile: makes its stores conflict-free
+QQ = 130             # pitch of the transposed q and p tiles (BQ + 2)
+NEG_BIG = -3.0e38    # finite stand-in for -inf (avoids inf - inf = nan when rescaling)
+POS = 16383          # all-ones mask above every shared index (see the kernel)
+Q_SMEM = DC * QQ
+K_SMEM = DC * QP
+P_SMEM = BKV * QQ
+V_SMEM = VC * D_MAX
+BUF = Q_SMEM + K_SMEM  # q and k chunks during the scores, v chunks during out += p v (V_SMEM is smaller)
+
+
+@cuda.jit(fastmath=True)
+def attention_flash(out, q, k, v, nh, s, d, n_qt):
+    # Head dimensions up to D_MAX: each thread's slice of out is 8 rows x 8 columns.
+    _flash_block(out, q, k, v, nh, s, d, n_qt, 8)
+
+
+@cuda.jit(fastmath=True)
+def attention_flash_narrow(out, q, k, v, nh, s, d, n_qt):
+    # Head dimensions up to 64: 8 x 4 slices of out, no work spent on columns that do not exist.
+    _flash_block(out, q, k, v, nh, s, d, n_qt, 4)
+
+
+@cuda.jit(device=True, forceinline=True, fastmath=True)
+def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
+    # A block owns BQ queries of one (batch, head) and walks the keys in tiles of BKV, like a
+    # register-tiled matmul done twice with an online softmax in between:
+    #   scores = q k^T: q and k are staged through shared memory DC head dimensions at a time,
+    #     each thread accumulates rows ty + 16 i (8 of them), keys tx + 16 j (4) in registers:
+    #     12 shared reads feed 32 multiply-adds, where the 64-query kernel's 8 fed 16;
+    #   online softmax: the 16 threads of a row (lanes of one half-warp) agree on its running
+    #     max with shuffles; the row sum stays a per-thread partial until the end;
+    #   out += p v: p goes to shared memory, v is staged VC rows at a time, and each thread
+    #     accumulates rows ty + 16 i, columns tx + 16 j of out in registers.
+    # dj (4 or 8) is a constant once this helper is inlined, so every register array is fully
+    # unrolled. Every thread runs every loop and reaches every barrier.
+    # One buffer for the q and k chunks (scores) and the v chunks (out += p v): 48 KB is the most a
+    # block's static shared memory may hold, and the two phases never overlap (barriers part them).
+    buf = cuda.shared.array(BUF, numba.float32)
+    p_s = cuda.shared.array(P_SMEM, numba.float32)
+    tid = cuda.threadIdx.x
+    tx = tid % TX
+    ty = tid // TX
+    bh = cuda.blockIdx.x
+    b = bh // nh
+    h = bh % nh
+    q0 = cuda.blockIdx.y * BQ
+    scale = numba.float32(1.0) / math.sqrt(numba.float32(d))
+    lc = tid % DC        # this thread loads column lc of rows lr + 16 r of a q or k chunk
+    lr = tid // DC
+    vc = tid % D_MAX     # and column vc of rows vr + 2 r of a v chunk
+    vr = tid // D_MAX
+    # Masking with POS proves shared indices non-negative, so the negative-index wraparound
+    # Numba puts on every signed index folds away and inner loops address by constant offsets.
+    oq = ty & POS
+    ok = (Q_SMEM + tx) & POS
+    sc = cuda.local.array((8, 4), numba.float32)
+    acc = cuda.local.array((8, 8), numba.float32)
+    m = cuda.local.array(8, numba.float32)
+    l = cuda.local.array(8, numba.float32)
+    ra = cuda.local.array(8, numba.float32)
+    rb = cuda.local.array(8, numba.float32)
+    for i in range(8):
+        m[i] = numba.float32(NEG_BIG)
+        l[i] = numba.float32(0)
+        for j in range(dj):
+            acc[i, j] = numba.float32(0)
+    for k0 in range(0, s, BKV):
+        for i in range(8):
+            for j in range(4):
+                sc[i, j] = numba.float32(0)
+        for c0 in range(0, d, DC):
+            cuda.syncthreads()  # everyone is done with the previous chunk (or tile's v chunks)
+            for r in range(8):
+                row = lr + 16 * r
+                x = numba.float32(0)
+                if c0 + lc < d and q0 + row < s:
+                    x = q[b, h, q0 + row, c0 + lc]
+                buf[lc * QQ + row] = x
+            for r in range(4):
+                row = lr + 16 * r
+                y = numba.float32(0)
+                if c0 + lc < d and k0 + row < s:
+                    y = k[b, h, k0 + row, c0 + lc]
+                buf[Q_SMEM + lc * QP + row] = y
+            cuda.syncthreads()
+            # Only the chunk's real dimensions, in steps of 4 (the rest of the chunk is zeros).
+            for dd in range(0, min(DC, d - c0), 4):
+                ia = (oq + dd * QQ) & POS
+                ib = (ok + dd * QP) & POS
+                # Four explicit steps per trip: LLVM does not unroll a loop this large itself.
+                _outer_product(sc, ra, rb, buf, buf, ia, ib, 4)
+                _outer_product(sc, ra, rb, buf, buf, ia + QQ, ib + QP, 4)
+                _outer_product(sc, ra, rb, buf, buf, ia + 2 * QQ, ib + 2 * QP, 4)
+                _outer_product(sc, ra, rb, buf, buf, ia + 3 * QQ, ib + 3 * QP, 4)
+        for i in range(8):
+            mt = m[i]
+            for j in range(4):
+                kj = k0 + tx + 16 * j
+                x = sc[i, j] * scale
+                if not (kj < s):
+                    x = numba.float32(NEG_BIG)
+                sc[i, j] = x
+                mt = max(mt, x)
+            # The row's max over its 16 threads: xor offsets below 16 stay in the half-warp.
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 8))
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 4))
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 2))
+            mt = max(mt, cuda.shfl_xor_sync(0xFFFFFFFF, mt, 1))
+            corr = math.exp(m[i] - mt)
+            m[i] = mt
+            ls = numba.float32(0)
+            for j in range(4):
+                p = numba.float32(0)  # masked keys weigh exactly 0, even in an all-masked row
+                if sc[i, j] != NEG_BIG:
+                    p = math.exp(sc[i, j] - mt)
+                ls += p
+                p_s[((tx + 16 * j) * QQ + ty + 16 * i) & POS] = p
+            l[i] = l[i] * corr + ls
+            for j in range(dj):
+                acc[i, j] *= corr
+        rows = min(BKV, s - k0)  # keys of this tile that exist
+        for v0 in range(0, rows, VC):
+            cuda.syncthreads()  # p is complete, and everyone is done with the buffer's last use
+            for r in range(VC // 2):
+                row = vr + 2 * r
+                x = numba.float32(0)
+                if vc < d and k0 + v0 + row < s:
+                    x = v[b, h, k0 + v0 + row, vc]
+                buf[row * D_MAX + vc] = x
+            cuda.syncthreads()
+            for kk in range(0, min(VC, rows - v0), 4):
+                ia = (oq + (v0 + kk) * QQ) & POS
+                ib = (tx + kk * D_MAX) & POS
+                _outer_product(acc, ra, rb, p_s, buf, ia, ib, dj)
+                _outer_product(acc, ra, rb, p_s, buf, ia + QQ, ib + D_MAX, dj)
+                _outer_product(acc, ra, rb, p_s, buf, ia + 2 * QQ, ib + 2 * D_MAX, dj)
+                _outer_product(acc, ra, rb, p_s, buf, ia + 3 * QQ, ib + 3 * D_MAX, dj)
+    for i in range(8):
+        li = l[i]
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 8)
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 4)
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 2)
+        li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 1)
+        qi = q0 + ty + 16 * i
+        if qi < s:
+            inv = numba.float32(1) / li
+            for j in range(dj):
+                c = tx + 16 * j
+                if c < d:
+                    out[b, h, qi, c] = acc[i, j] * inv
+
+
+@cuda.jit(device=True, forceinline=True)
+def _outer_product(acc, ra, rb, a_s, b_s, ia, ib, nj):
+    # acc[i, j] += a_s[ia + 16 i] * b_s[ib + 16 j]: one step of a register-tiled product, 8 rows.
+    for i in range(8):
+        ra[i] = a_s[ia + 16 * i]
+    for j in range(nj):
+        rb[j] = b_s[ib + 16 * j]
+    for i in range(8):
+        for j in range(nj):
+            acc[i, j] += ra[i] * rb[j]
+
+
+def launch(out, q, k, v):
+    nb = q.shape[0]
+    nh = q.shape[1]
+    s = q.shape[2]
+    d = q.shape[3]
+    n_qt = (s + BQ - 1) // BQ  # query tiles per (batch, head)
+    grid = (nb * nh, n_qt)
+    if d <= 64:
+        attention_flash_narrow[grid, NT](out, q, k, v, nh, s, d, n_qt)
+    else:
+        attention_flash[grid, NT](out, q, k, v, nh, s, d, n_qt)
