@@ -197,7 +197,8 @@ def test_the_worked_answer_is_the_same_in_the_cli_and_the_app(tmp_path, monkeypa
     code, out, err = cli(monkeypatch, capsys, tmp_path, "optimise", "reduce_sum", str(naive_file(tmp_path)),
                          "--backend", "sim", config="[policy]\nfull_code_hints = true\n")
     assert code == 2 and "no model is configured" in err[0]
-    notice, code_shown = out[0], "\n".join(out[2:])
+    notice, code_shown, pointer = out[0], "\n".join(out[2:-2]), out[-1]
+    assert out[-2] == "" and pointer == "How an expert gets there, a change at a time: gpu-tutor walkthrough reduce_sum"
     assert notice == ("Your facilitator's policy allows the worked answer instead: the expert kernel "
                       "(kernels/reduce_sum/expert.py).")
     seen = {}
@@ -211,11 +212,13 @@ def test_the_worked_answer_is_the_same_in_the_cli_and_the_app(tmp_path, monkeypa
         seen["screen"] = type(app.screen).__name__
         seen["code"] = app.screen.query_one("#theirs").text
         seen["notice"] = str(app.screen.query_one("#reference-notice", Static).render())
+        seen["walkthrough"] = app.screen.query_one("#walkthrough").source
 
     run_app(check, tmp_path, AISettings(full_code_hints=True))
     assert seen["screen"] == "ReferenceScreen"
     assert seen["code"].strip() == code_shown.strip() == load_task("reduce_sum").source("expert").strip()
     assert seen["notice"].endswith(f" {notice}"), seen["notice"]
+    assert seen["walkthrough"].startswith("### Sum reduction: from the naive kernel to the expert one")
 
 
 def test_without_full_code_no_view_shows_a_worked_answer_nor_does_the_app_under_closed_references(

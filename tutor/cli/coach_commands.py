@@ -223,3 +223,5 @@ def _worked_answer(target, settings) -> None:
         return
     print(answer.notice() + "\n")
     print(answer.reference)
+    if answer.walkthrough:
+        print(f"\nHow an expert gets there, a change at a time: gpu-tutor walkthrough {target.name}")

@@ -568,6 +568,7 @@ class WorkedAnswer:
     title: str
     what: str         # "the expert kernel (kernels/softmax/expert.py)", "the reference"
     reference: str    # the code
+    walkthrough: str = ""  # a task's walkthrough (tutor/coach/walkthrough.py) as Markdown, or ""
 
     def notice(self) -> str:
         return f"Your facilitator's policy allows the worked answer instead: {self.what}."
@@ -580,8 +581,12 @@ def worked_answer(target, settings) -> WorkedAnswer | None:
     if not settings.full_code_hints:
         return None
     if target.kind == "task":
+        from .walkthrough import load_walkthrough
+
+        walk = load_walkthrough(target.task)
         return WorkedAnswer(f"{target.task.title} (expert kernel)",
-                            f"the expert kernel (kernels/{target.name}/expert.py)", target.task.source("expert"))
+                            f"the expert kernel (kernels/{target.name}/expert.py)", target.task.source("expert"),
+                            walk.text(level=3) if walk is not None else "")
     return WorkedAnswer(target.puzzle.title, "the reference", target.puzzle.reference)
 
 

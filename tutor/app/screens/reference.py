@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Static, TextArea
+from textual.widgets import Label, Markdown, Static, TextArea
 
 from tutor.sourcelines import unified_diff
 from tutor.textsafe import terminal_safe
@@ -80,6 +80,9 @@ class ReferenceScreen(ModalScreen[None]):
                 yield theirs
             with VerticalScroll(id="diff"):  # Syntax draws the learner's characters as they are
                 yield Static(Syntax(terminal_safe(diff) or "(identical)", "diff", theme="ansi_dark"))
+                walkthrough = getattr(self.puzzle, "walkthrough", "")  # a task's worked answer has one
+                if walkthrough:
+                    yield Markdown(walkthrough, id="walkthrough", open_links=False)
 
     def on_resize(self) -> None:
         self._arrange()
