@@ -635,10 +635,9 @@ class TutorApp(App):
         root = self.store.root
         walkthrough = None
         if target.kind == "task" and reference_refusal(self.solutions_policy, True) is None:
-            from tutor.coach.walkthrough import load_walkthrough
+            from tutor.coach.walkthrough import walkthrough_markdown
 
-            walk = load_walkthrough(target.task)
-            walkthrough = walk.text(level=3) if walk is not None else None
+            walkthrough = walkthrough_markdown(target.task) or None
         self.push_screen(OptimiseScreen(target, start_code, self.ai_settings, root / "optimised", root,
                                         walkthrough=walkthrough))
 

@@ -581,12 +581,11 @@ def worked_answer(target, settings) -> WorkedAnswer | None:
     if not settings.full_code_hints:
         return None
     if target.kind == "task":
-        from .walkthrough import load_walkthrough
+        from .walkthrough import walkthrough_markdown
 
-        walk = load_walkthrough(target.task)
         return WorkedAnswer(f"{target.task.title} (expert kernel)",
                             f"the expert kernel (kernels/{target.name}/expert.py)", target.task.source("expert"),
-                            walk.text(level=3) if walk is not None else "")
+                            walkthrough_markdown(target.task))
     return WorkedAnswer(target.puzzle.title, "the reference", target.puzzle.reference)
 
 

@@ -101,6 +101,13 @@ class Walkthrough:
         return ("Measured: " + "; ".join(parts) + ".") if parts else ""
 
 
+def walkthrough_markdown(task, level: int = 3) -> str:
+    """The task's walkthrough as Markdown to sit inside a screen's page (its title a heading of
+    `level`), or "" where it has none."""
+    walk = load_walkthrough(task)
+    return walk.text(level=level) if walk is not None else ""
+
+
 def load_walkthrough(task) -> Walkthrough | None:
     """The task's walkthrough, or None where it has none. A step whose file is missing is an error
     (`gpu-tutor content check` and the tests read every walkthrough)."""

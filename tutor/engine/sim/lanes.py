@@ -145,6 +145,10 @@ class LocalLanes:
         self.data = np.zeros((n, size), dtype=np.int64 if is_int else np.float64)
         self.written = np.zeros((n, size), dtype=bool)
 
+    def coerce(self, value, n):
+        """What a store keeps, as LaneArray.coerce."""
+        return _coerce(value, n, self.is_int, self.dtype, self.lo, self.hi)
+
 
 class LaneDim3:
     """threadIdx: one vector per axis."""
@@ -1590,10 +1594,7 @@ class Lanes:
             if not _is_number(value):
                 raise Fallback("a store of something other than a number")
             lanes, flat = flats
-            if arr.is_int:
-                arr.data[lanes, flat] = _coerce(value, self.n, True, arr.dtype, arr.lo, arr.hi)[lanes]
-            else:
-                arr.data[lanes, flat] = np.broadcast_to(np.asarray(value, dtype=np.float64), (self.n,))[lanes]
+            arr.data[lanes, flat] = arr.coerce(value, self.n)[lanes]
             arr.written[lanes, flat] = True
             return
         if arr.readonly:

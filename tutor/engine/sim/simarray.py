@@ -201,11 +201,7 @@ class SimArray:
         return old
 
     def _wrap(self, value: int) -> int:
-        """A store past the type's range keeps the low bits, two's complement, as on a GPU."""
-        if self.lo == 0 and self.hi == 1:  # bool
-            return 1 if value else 0
-        span = self.hi - self.lo + 1
-        return (value - self.lo) % span + self.lo
+        return wrapped(value, self.lo, self.hi)
 
     def __repr__(self):
         return f"<simulated array shape={self.shape}>"
@@ -422,11 +418,16 @@ class IntFastLocal(FastLocal):
             value = _to_int(value)
         lo = self.lo
         if lo is not None and not lo <= value <= self.hi:
-            if lo == 0 and self.hi == 1:  # bool
-                value = 1 if value else 0
-            else:
-                value = (value - lo) % (self.hi - lo + 1) + lo
+            value = wrapped(value, lo, self.hi)
         dict.__setitem__(self, idx, value)
+
+
+def wrapped(value: int, lo: int, hi: int) -> int:
+    """A store past an integer type's range [lo, hi] keeps the low bits, two's complement, as on a
+    GPU; a bool's (0, 1) keeps whether it was nonzero."""
+    if lo == 0 and hi == 1:  # bool
+        return 1 if value else 0
+    return (value - lo) % (hi - lo + 1) + lo
 
 
 _VALID_KEYS: dict = {}
