@@ -86,7 +86,7 @@ def main() -> None:
     results, first = [], None
     for label, source in rows:
         try:
-            ms = checked_ms(cuda, timer, task, source, cases, args.runs)
+            ms = checked_timing(cuda, timer, task, source, cases, args.runs)["ms"]
         except Exception as e:  # noqa: BLE001 (a variant that fails is a row, not the end of the sweep)
             print(f"{label[:44]:<44} not timed: {type(e).__name__}: {str(e)[:120]}")
             results.append({"variant": label, "error": f"{type(e).__name__}: {e}"[:300]})
@@ -114,9 +114,10 @@ def check_cases(task) -> list:
     return cases
 
 
-def checked_ms(cuda, timer, task, source: str, cases: list, runs: int) -> float:
-    """The kernel module's median time at the last case, after its output matched the reference at
-    every case from a NaN-filled `out` (ValueError where it does not: it is not timed)."""
+def checked_timing(cuda, timer, task, source: str, cases: list, runs: int) -> dict:
+    """The kernel module's timing at the last case (Timer.time's: "ms", the median, and
+    "host_enqueue_ms"), after its output matched the reference at every case from a NaN-filled
+    `out` (ValueError where it does not: it is not timed)."""
     rtol, atol = task.tolerance
     ns = load_module_for_numba(source, "variant.py")
     for s, inputs, out_shape, expected in cases:
@@ -125,7 +126,7 @@ def checked_ms(cuda, timer, task, source: str, cases: list, runs: int) -> float:
         ns["launch"](d_out, *d_in)
         if not np.allclose(d_out.copy_to_host(), expected, rtol=rtol, atol=atol):
             raise ValueError(f"wrong output at {tuple(s)}")
-    return timer.time(lambda: ns["launch"](d_out, *d_in), runs)["ms"]
+    return timer.time(lambda: ns["launch"](d_out, *d_in), runs)
 
 
 def device_name(cuda) -> str:

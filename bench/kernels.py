@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -33,10 +32,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from expert_sweep import checked_timing, device_name, work_of  # noqa: E402
 from tutor.coach.tasks import load_task  # noqa: E402
 from tutor.engine.process.gpu_timing import Timer  # noqa: E402
 from tutor.engine.gpu import import_cuda  # noqa: E402
-from tutor.engine.loading.loader import load_module_for_numba  # noqa: E402
 
 TASKS = ("reduce_sum", "softmax", "layernorm", "matmul", "attention", "attention_causal", "attention_document",
          "attention_alibi")
@@ -55,9 +54,8 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     timer = Timer(cuda)
-    copy_gbs = _copy_bandwidth(torch, args.runs)
-    dev = cuda.get_current_device()
-    name = dev.name.decode() if isinstance(dev.name, bytes) else dev.name
+    copy_gbs = _copy_moving(torch, timer, 2 << 30, args.runs)  # 1 GiB read, 1 GiB written
+    name = device_name(cuda)
     print(f"device: {name}; torch {torch.__version__}; device-to-device copy: {copy_gbs:.0f} GB/s "
           "(read + write, measured now)")
     print(f"{'task':<11} {'shape':<20} {'naive ms':>9} {'expert ms':>9} {'torch ms':>9} "
@@ -74,14 +72,11 @@ def main() -> None:
         rtol, atol = task.tolerance
         times, enqueue = {}, {}
         for kind in ("naive", "expert"):
-            ns = load_module_for_numba(task.source(kind), f"{kind}.py")
-            d_in = [cuda.to_device(x) for x in inputs]
-            d_out = cuda.to_device(np.full(out_shape, np.nan, np.float32))
-            ns["launch"](d_out, *d_in)
-            got = d_out.copy_to_host()
-            if not np.allclose(got, expected, rtol=rtol, atol=atol):
-                raise SystemExit(f"{task_name} {kind}: wrong output, not timed")
-            timed = timer.time(lambda: ns["launch"](d_out, *d_in), args.runs)
+            try:
+                timed = checked_timing(cuda, timer, task, task.source(kind), [(shape, inputs, out_shape, expected)],
+                                       args.runs)
+            except ValueError:
+                raise SystemExit(f"{task_name} {kind}: wrong output, not timed") from None
             times[kind], enqueue[kind] = timed["ms"], timed["host_enqueue_ms"]
         t_in = [torch.from_numpy(x).cuda() for x in inputs]
         libraries = {"torch": _library(torch, task_name, t_in)}
@@ -93,17 +88,7 @@ def main() -> None:
                 raise SystemExit(f"{task_name} {kind}: wrong output")
             timed = timer.time(call, args.runs)
             times[kind], enqueue[kind] = timed["ms"], timed["host_enqueue_ms"]
-        if task_name == "matmul":
-            m, k, n = shape
-            work = 2.0 * m * k * n / 1e12
-            unit = "TFLOP/s"
-        elif task_name.startswith("attention"):
-            b, h, sq, d = shape
-            work = 4.0 * b * h * sq * sq * d / 1e12 / (1 if task_name == "attention" else 2)
-            unit = "TFLOP/s"  # useful work: masked-out halves are not counted
-        else:
-            work = (sum(x.nbytes for x in inputs) + int(np.prod(out_shape)) * 4) / 1e9
-            unit = "GB/s"
+        work, unit = work_of(task_name, shape, inputs, out_shape)
         rate = {k: work / (v / 1000) for k, v in times.items()}
         row = {"task": task_name, "shape": list(shape), "ms": times, "host_enqueue_ms": enqueue, unit: rate,
                "expert_over_torch": rate["expert"] / rate["torch"],
@@ -225,22 +210,6 @@ def _copy_moving(torch, timer, nbytes: int, runs: int) -> float:
     dst = torch.empty_like(src)
     ms = timer.time(lambda: dst.copy_(src), runs)["ms"]
     return 2 * src.numel() * 4 / 1e9 / (ms / 1000)
-
-
-def _copy_bandwidth(torch, runs) -> float:
-    src = torch.empty(1024 * 1024 * 1024 // 4, dtype=torch.float32, device="cuda")
-    dst = torch.empty_like(src)
-    for _ in range(3):
-        dst.copy_(src)
-    samples = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        dst.copy_(src)
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end))
-    return 2 * src.numel() * 4 / 1e9 / (statistics.median(samples) / 1000)
 
 
 if __name__ == "__main__":

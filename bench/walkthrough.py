@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from expert_sweep import check_cases, checked_ms, device_name  # noqa: E402
+from expert_sweep import check_cases, checked_timing, device_name  # noqa: E402
 from tutor.coach.tasks import coaching_tasks  # noqa: E402
 from tutor.coach.walkthrough import TIMES_FILE, load_walkthrough  # noqa: E402
 from tutor.engine.gpu import import_cuda  # noqa: E402
@@ -45,7 +45,7 @@ def main() -> None:
         ms = {}
         for step in walk.steps:
             try:
-                ms[step.file] = checked_ms(cuda, timer, task, step.source, cases, args.runs)
+                ms[step.file] = checked_timing(cuda, timer, task, step.source, cases, args.runs)["ms"]
                 print(f"{task.name:<20} {step.file:<32} {ms[step.file]:10.4f} ms")
             except Exception as e:  # noqa: BLE001 (a step that fails is reported, not timed)
                 print(f"{task.name:<20} {step.file:<32} not timed: {type(e).__name__}: {str(e)[:150]}")
