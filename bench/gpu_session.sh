@@ -6,34 +6,38 @@
 # every expert's `verify --backend gpu`, and the gpu-marked tests. kernels.txt, sweeps.txt, verify.txt
 # and gpu-tests.txt are written to $OUT as each step ends (a call cut short keeps what finished); the
 # JSON files go to $OUT/all/, packed into $OUT/all.tgz at the end.
-# Usage on the device: bash bench/gpu_session.sh [kernels] [sweep] [verify] [tests] ("kernels" runs the sweeps too)
+# Usage on the device: bash bench/gpu_session.sh [kernels] [walk] [sweep] [verify] [tests]; each step is
+# bounded so that "kernels walk", "sweep" and "verify tests" each fit one 600 s call
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
 OUT=${OUT:-/tmp/out}; LOG=$OUT/all; mkdir -p "$LOG"
 steps=${*:-kernels verify tests}
-case " $steps " in *" kernels "*) steps="kernels sweep ${steps/kernels/}" ;; esac
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$LOG/gpu.txt" 2>&1
+# a sub-run starts only while the call has time left for it (the device tool stops a call at 600 s)
+left() { [ $((SECONDS + $1)) -lt ${BUDGET:-570} ] || { echo "skipped (needs $1 s, $SECONDS s used): $2"; false; }; }
 for step in $steps; do
   case $step in
     kernels) timeout 300 python3 bench/kernels.py --runs 20 --json "$LOG/kernels.json" > "$LOG/kernels.txt" 2>&1
              echo "kernels rc=$?" >> "$LOG/kernels.txt"; cp "$LOG/kernels.txt" "$LOG/kernels.json" "$OUT/" 2>/dev/null ;;
+    walk)
+      timeout 240 python3 bench/walkthrough.py > "$LOG/walk.txt" 2>&1; echo "walk rc=$?" >> "$LOG/walk.txt"
+      tar -czf "$OUT/walkthrough-times.tgz" kernels/*/walkthrough-times.json 2>> "$LOG/walk.txt"; cp "$LOG/walk.txt" "$OUT/" ;;
     sweep)
-      timeout 200 python3 bench/walkthrough.py > "$LOG/sweeps.txt" 2>&1
-      tar -czf "$OUT/walkthrough-times.tgz" kernels/*/walkthrough-times.json 2>> "$LOG/sweeps.txt"
-      for t in softmax layernorm; do
+      : > "$LOG/sweeps.txt"
+      for t in softmax layernorm; do left 90 "sweep $t" || continue
         timeout 90 python3 bench/expert_sweep.py $t --set ITEMS=4,8,16,32 --set MAX_TPB=256,512,1024 --json "$LOG/sweep-$t.json" 2>&1
       done >> "$LOG/sweeps.txt"
-      timeout 120 python3 bench/expert_sweep.py reduce_sum --set TPB=256,512,1024 --set UNROLL=8,16 --set BLOCKS_PER_SM=2,4,8 \
+      left 120 "sweep reduce_sum" >> "$LOG/sweeps.txt" && timeout 120 python3 bench/expert_sweep.py reduce_sum --set TPB=256,512,1024 --set UNROLL=8,16 --set BLOCKS_PER_SM=2,4,8 \
           --json "$LOG/sweep-reduce_sum.json" >> "$LOG/sweeps.txt" 2>&1
-      for t in attention attention_document; do
+      for t in attention attention_document; do left 100 "sweep VC $t" >> "$LOG/sweeps.txt" || continue
         timeout 100 python3 bench/expert_sweep.py $t --set VC=16,64 --runs 10 >> "$LOG/sweeps.txt" 2>&1
       done
       for f in bench/variants/*/*.py; do
-        [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")")
+        [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")"); left 90 "$f" >> "$LOG/sweeps.txt" || continue
         timeout 90 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
       done; cp "$LOG/sweeps.txt" "$OUT/" ;;
     verify)
-      for t in kernels/*/; do t=$(basename "$t"); [ -f "kernels/$t/expert.py" ] || continue
+      for t in kernels/*/; do t=$(basename "$t"); [ -f "kernels/$t/expert.py" ] || continue; left 90 "verify $t" || continue
         timeout 90 python3 -m tutor.cli verify "$t" "kernels/$t/expert.py" --backend gpu --json > "$LOG/verify-$t.json" 2>>"$LOG/verify.err"
         echo "verify $t rc=$? $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('passed' if d.get('passed') else 'FAILED', [f.get('kind') for f in d.get('failures', [])][:4])" "$LOG/verify-$t.json" 2>&1 | tail -1)"
       done > "$LOG/verify.txt" 2>&1; cp "$LOG/verify.txt" "$OUT/" ;;
