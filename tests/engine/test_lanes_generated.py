@@ -2562,3 +2562,58 @@ def test_integer_local_arrays_run_as_lanes_and_agree(name):
     # On 2b9afa5 every one of these fell back ("an integer local array") to the thread-by-thread run.
     lanes, body = INT_LOCALS[name]
     same_runs(body, lanes, threads=32, blocks=2)
+
+
+# cuda.shared.array / cuda.local.array with Numba's `alignment` (16 lets the compiler merge four
+# neighbouring float32 loads into one ld.shared.v4.f32, which the experts rely on). On 2b0c1e4
+# the keyword made the lanes fall back ("a call with keywords") and the thread-by-thread run raise
+# a TypeError.
+ALIGNED = {
+    "keyword": """
+        @cuda.jit
+        def kernel(out, a, n):
+            s = cuda.shared.array(64, numba.float32, alignment=16)
+            r = cuda.local.array(4, numba.float32, alignment=16)
+            t = cuda.threadIdx.x
+            s[t] = a[t]
+            cuda.syncthreads()
+            base = (t // 4) * 4
+            for j in range(4):
+                r[j] = s[base + j]
+            out[cuda.grid(1)] = r[0] + r[1] * 2.0 + r[2] * 3.0 + r[3] * 4.0
+        """,
+    "positional": """
+        @cuda.jit
+        def kernel(out, a, n):
+            s = cuda.shared.array((2, 32), numba.float32, 32)
+            t = cuda.threadIdx.x
+            s[t // 32, t % 32] = a[t]
+            cuda.syncthreads()
+            out[cuda.grid(1)] = s[(t + 1) // 32 % 2, (t + 1) % 32]
+        """,
+}
+
+
+@pytest.mark.parametrize("name", list(ALIGNED))
+def test_an_aligned_array_runs_as_lanes_and_agrees(name):
+    same_runs(ALIGNED[name], True, threads=64, blocks=2)
+
+
+@pytest.mark.parametrize("alignment", ["12", "4", "0", "-16", "1.5", "True"])
+def test_a_wrong_alignment_is_named_by_both_runs(alignment):
+    body = f"""
+        @cuda.jit
+        def kernel(out, a, n):
+            s = cuda.shared.array(64, numba.float32, alignment={alignment})
+            s[cuda.threadIdx.x] = 1.0
+            out[cuda.threadIdx.x] = s[cuda.threadIdx.x]
+        """
+    fallbacks, found = pair(body, threads=32)[0][1:]
+    assert not found, found
+    assert fallbacks == "an invalid alignment"
+    from tutor.engine.judge import simulate
+    _, failures = simulate(HEAD + textwrap.dedent(body), 1, 32,
+                           [("out", np.zeros(33, np.float32)), ("a", np.zeros(32, np.float32)), ("n", 32)])
+    assert failures, "a wrong alignment ran"
+    text = " ".join(f.message for f in failures)
+    assert "alignment must be" in text and failures[0].line == 8, [(f.kind, f.line, f.message) for f in failures]

@@ -263,6 +263,20 @@ VOID = VoidType()
 TYPES = {name: st for name, st in SCALARS.items() if st is not None} | {"void": VOID, "none": VOID}
 
 
+def check_alignment(alignment, where: str) -> None:
+    """Numba's rules for an array's `alignment` (a constant power of two, a multiple of a pointer's
+    8 bytes). The simulator keeps values, not addresses, so a valid one changes nothing here; on a
+    GPU it lets the compiler merge neighbouring loads into one vector load (ld.shared.v4.f32)."""
+    if alignment is None:
+        return
+    if isinstance(alignment, bool) or not isinstance(alignment, (int, np.integer)):
+        raise ValueError(f"{where}'s alignment must be a constant integer such as 16, not {alignment!r}")
+    a = int(alignment)
+    if a <= 0 or a & (a - 1) or a % 8:
+        raise ValueError(f"{where}'s alignment must be a power of 2 and a multiple of 8 (such as 16), "
+                         f"not {a}")
+
+
 def dtype_of(dtype) -> ScalarType:
     """Accept numba types, numpy dtypes and type objects, as Numba's shared.array does."""
     if isinstance(dtype, ScalarType):
@@ -432,10 +446,12 @@ class FakeCuda:
         raise ValueError("cuda.gridsize takes 1, 2 or 3")
 
     # -- memory ---------------------------------------------------------------------------------
-    def _shared_array(self, shape, dtype):
+    def _shared_array(self, shape, dtype, alignment=None):
+        check_alignment(alignment, "cuda.shared.array")
         return self.launch.shared_array(shape, dtype_of(dtype), _getframe(1))
 
-    def _local_array(self, shape, dtype):
+    def _local_array(self, shape, dtype, alignment=None):
+        check_alignment(alignment, "cuda.local.array")
         return self.launch.local_array(shape, dtype_of(dtype), _getframe(1))
 
     def _const_array_like(self, ary):

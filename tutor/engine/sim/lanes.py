@@ -30,7 +30,7 @@ import numpy as np
 
 from ..contested import contested
 from ..trace import ATOMIC, READ, SHARED, WRITE, BarrierRecord, LazyEvents
-from .fakecuda import ATOMIC_UPDATES, SCALARS, FakeCuda, FakeNumba, ScalarType, dtype_of
+from .fakecuda import ATOMIC_UPDATES, SCALARS, FakeCuda, FakeNumba, ScalarType, check_alignment, dtype_of
 from .simarray import _INT_RANGES, KernelTimeout, shape_of
 
 # A launch whose blocks, grouped, hold fewer threads runs thread by thread: a statement's numpy
@@ -1235,9 +1235,13 @@ class Lanes:
 
     # -- calls -------------------------------------------------------------------------------------
     def call(self, node, m, frame):
-        if node.keywords:
-            raise Fallback("a call with keywords")
         f = self.expr(node.func, m, frame)
+        if node.keywords:
+            owner = getattr(f, "__self__", None)
+            if not (owner is self.cuda and getattr(f, "__name__", "") in ("_shared_array", "_local_array")
+                    and [kw.arg for kw in node.keywords] == ["alignment"]):
+                raise Fallback("a call with keywords")
+            self.alignment(self.expr(node.keywords[0].value, m, frame))
         if f is range:
             raise Fallback("range() outside a for loop")
         cuda = self.cuda
@@ -1255,6 +1259,8 @@ class Lanes:
             if name == "lanemask_lt":
                 return (1 << (self.lin % 32)) - 1
             args = [self.expr(a, m, frame) for a in node.args]
+            if name in ("_shared_array", "_local_array") and len(args) == 3:
+                self.alignment(args.pop())
             if name == "grid":
                 return self.grid(args, False)
             if name == "gridsize":
@@ -1438,6 +1444,14 @@ class Lanes:
             self.phases[k] += 1
         self.phases_even = bool((self.phases == self.phases[0]).all())
         return None
+
+    def alignment(self, value):
+        """A valid alignment changes nothing in a run that keeps values; a wrong one is reported by
+        the thread-by-thread run, which raises it where the kernel wrote it."""
+        try:
+            check_alignment(value, "cuda.shared.array")
+        except ValueError:
+            raise Fallback("an invalid alignment") from None
 
     def shared_array(self, node, args):
         """A shared array per block of the group, made where the kernel makes it; its ids are given
