@@ -24,6 +24,13 @@ for step in $steps; do
       tar -czf "$OUT/walkthrough-times.tgz" kernels/*/walkthrough-times.json 2>> "$LOG/walk.txt"; cp "$LOG/walk.txt" "$OUT/" ;;
     sweep)
       : > "$LOG/sweeps.txt"
+      # the candidates first (each one a whole kernel file, timed against the expert as it is),
+      # then the sweeps of constants, while time is left
+      for f in bench/variants/*/*.py; do
+        [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")"); left 60 "$f" >> "$LOG/sweeps.txt" || continue
+        timeout 60 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
+        cp "$LOG/sweeps.txt" "$OUT/"
+      done
       for t in softmax layernorm; do left 90 "sweep $t" || continue
         timeout 90 python3 bench/expert_sweep.py $t --set ITEMS=4,8,16,32 --set MAX_TPB=256,512,1024 --json "$LOG/sweep-$t.json" 2>&1
       done >> "$LOG/sweeps.txt"
@@ -32,10 +39,7 @@ for step in $steps; do
       for t in attention attention_document; do left 100 "sweep VC $t" >> "$LOG/sweeps.txt" || continue
         timeout 100 python3 bench/expert_sweep.py $t --set VC=16,64 --runs 10 >> "$LOG/sweeps.txt" 2>&1
       done
-      for f in bench/variants/*/*.py; do
-        [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")"); left 90 "$f" >> "$LOG/sweeps.txt" || continue
-        timeout 90 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
-      done; cp "$LOG/sweeps.txt" "$OUT/" ;;
+      cp "$LOG/sweeps.txt" "$OUT/" ;;
     verify)
       for t in kernels/*/; do t=$(basename "$t"); [ -f "kernels/$t/expert.py" ] || continue; left 90 "verify $t" || continue
         timeout 90 python3 -m tutor.cli verify "$t" "kernels/$t/expert.py" --backend gpu --json > "$LOG/verify-$t.json" 2>>"$LOG/verify.err"
