@@ -199,3 +199,80 @@ def test_a_chain_written_over_several_lines_is_counted_once_per_run():
     a, _ = model(one)
     b, _ = model(split)
     assert b.seconds == pytest.approx(a.seconds, rel=0.02)
+
+
+# Four neighbouring floats of a 16-byte-aligned shared array, at a known multiple of 4: NVVM reads
+# them with one ld.shared.v4.f32, and the hardware serves a warp's 512 bytes in 4 wavefronts. The
+# trace records four scalar reads; each, at a stride of 4 words, hits 8 banks 4 times: main's model
+# counted 16 wavefronts, four times the vector load's, and ranked the experts' vector-load variants
+# below the scalar ones the GPU runs slower.
+NEIGHBOURS = HEAD + """import numba
+
+
+@cuda.jit
+def k(out, x):
+    s = cuda.shared.array(512, numba.float32ALIGN)
+    t = cuda.threadIdx.x
+    for r in range(16):
+        s[t + 32 * r] = x[t]
+    cuda.syncthreads()
+    acc = numba.float32(0)
+    for rep in range(8):
+        base = (4 * t + 128 * rep) & 508
+        a = s[base]
+        b = s[base + 1]
+        c = s[base + 2]
+        d = s[base + 3]
+        acc += a * b + c * d
+    out[t] = acc
+
+
+def launch(out, x):
+    k[1, 32](out, x)
+"""
+
+
+@needs_compiler
+def test_neighbouring_shared_reads_that_compile_to_one_vector_load_cost_its_wavefronts():
+    from tutor.engine.loading.compile import launches_ptx as ptx_of
+    from tutor.engine.analysis.instructions import vector_widths
+
+    vector, scalar = NEIGHBOURS.replace("ALIGN", ", alignment=16"), NEIGHBOURS.replace("ALIGN", "")
+    widths = {}
+    for name, src in (("vector", vector), ("scalar", scalar)):
+        m = load_module_for_sim(src, "candidate.py")
+        with records(m.cuda, trace_local=False) as done, LineRuns(m.cuda, "candidate.py", src):
+            m.namespace["launch"](DeviceArray(np.zeros(32, np.float32), "out"),
+                                  DeviceArray(np.ones(32, np.float32), "input:0"))
+        widths[name] = vector_widths(next(iter(ptx_of(src, "candidate.py", done.launches).values())))
+    assert widths == {"vector": {18: 4}, "scalar": {}}, widths
+    (mv, _), (ms, _) = model(vector), model(scalar)
+    pv, ps = mv.kernels[0].pipe_s, ms.kernels[0].pipe_s
+    # the stores: 16 requests of 1 wavefront each; the reads: 8 x 4 (vector) or 8 x 16 (scalar)
+    cycle = 1 / 1.98e9
+    assert round(pv / cycle) < round(ps / cycle), (pv, ps)
+    assert (ps - pv) / cycle == pytest.approx(8 * 16 - 8 * 4, rel=0.05), ((ps - pv) / cycle)
+
+
+def test_only_aligned_neighbours_of_every_lane_are_folded_into_one_vector_request():
+    from tutor.engine.analysis.modelled_time import _Request, _merge_vectors
+
+    def groups(starts, step=1, lines=False):
+        # four requests of one warp: a loop over neighbours on line 7 (runs k = 0..3), or one
+        # access a line on lines 7..10 (run 0)
+        out = {}
+        for u in range(4):
+            key = (0, 0, 7 + u, "ld", 1, 0, 0) if lines else (0, 0, 7, "ld", 1, 0, u)
+            out[key] = _Request(key[2], "ld", 1, 0, u, [s + u * step for s in starts])
+        return out
+
+    lanes = [4 * t for t in range(32)]
+    for lines in (False, True):
+        g = groups(lanes, lines=lines)
+        _merge_vectors(g, {7: 4})
+        assert len(g) == 1 and sorted(next(iter(g.values())).flats) == list(range(128))
+        for bad, vectors in ((groups([f + 1 for f in lanes], lines=lines), {7: 4}),  # not on a 16-byte boundary
+                             (groups(lanes, step=2, lines=lines), {7: 4}),           # not neighbours
+                             (groups(lanes, lines=lines), {8: 4})):                  # no vector access on line 7
+            _merge_vectors(bad, vectors)
+            assert len(bad) == 4, (lines, vectors)

@@ -234,6 +234,22 @@ def parse(ptx: str) -> Program:
     return Program(out, resolved)
 
 
+_VECTOR = re.compile(r"^(?:ld|st)\.(?:shared|global)(?:\.\w+)*?\.v([24])\.")
+
+
+def vector_widths(ptx: str) -> dict[int, int]:
+    """{source line: the widest vector access (2 or 4 elements) its compiled code makes to shared
+    or global memory}. NVVM merges neighbouring loads or stores of one line into one instruction
+    (ld.shared.v4.f32) where it can prove them adjacent and aligned: the hardware then serves four
+    of a lane's elements as one request, which the trace records as four."""
+    widths: dict = {}
+    for ins in parse(ptx).instrs:
+        m = _VECTOR.match(ins.op)
+        if m and ins.line > 0:
+            widths[ins.line] = max(widths.get(ins.line, 0), int(m.group(1)))
+    return widths
+
+
 LIBRARY_TRIPS = 16  # trips priced for a library function's own loop (how many it makes depends on the values)
 # the most copies of a line one loop of the compiled code is taken to hold: LLVM unrolls a loop it keeps
 # by a few (4 for a runtime trip count; 16 seen for a small body); more alike instructions on one line

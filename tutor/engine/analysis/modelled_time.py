@@ -63,7 +63,7 @@ from dataclasses import asdict, dataclass, field
 
 from .counters import SECTOR, bank_wavefronts, itemsize, units
 from .device_model import DEVICES, Device, occupancy
-from .instructions import line_costs
+from .instructions import line_costs, vector_widths
 from ..trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
 LINE = 128  # bytes per L1 cache line: the L1 pipe serves one line of a request per cycle
@@ -208,7 +208,8 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
         mine = unroll | {line: max(1, round(c.trips_in_flight)) for line, c in (costs or {}).items()
                          if c.trips_in_flight}
         mine |= {line: 1 for line, c in (costs or {}).items() if c.chased}
-        result.kernels.append(_kernel_time(trace, n, name, dev, timing, mine, in_l2, costs))
+        vectors = vector_widths(text) if text else {}
+        result.kernels.append(_kernel_time(trace, n, name, dev, timing, mine, in_l2, costs, vectors))
     if any(not (ptx and n < len(ptx) and ptx[n]) for n in range(len(traces))) or \
             any(t.line_runs is None for t in traces):
         result.notes.append("instructions not counted (no compiled PTX or no line counts): memory only")
@@ -301,14 +302,14 @@ class _Request:
 
 
 def _kernel_time(trace: Trace, n: int, name: str, dev: Device, timing: Timing, unroll: dict,
-                 in_l2: set, costs: dict | None = None) -> KernelTime:
+                 in_l2: set, costs: dict | None = None, vectors: dict | None = None) -> KernelTime:
     """One kernel of the sequence. `in_l2` holds what the kernels before it left in L2; this one
     adds its own sectors for the next, as the hardware's L2 would keep them."""
     arrays = trace.arrays
     roles = list(trace.roles or [])
     keys = [_buffer_key(n, aid, roles) for aid in range(len(arrays))]
     sizes = [itemsize(a.dtype) for a in arrays]
-    blocks = _requests_by_block(trace)
+    blocks = _requests_by_block(trace, vectors)
     work, total, heaviest = _warp_work(trace, costs) if costs is not None else ({}, 0, [])
     occ = occupancy(trace, dev)
     per_sm = max(1, occ.blocks_per_sm)
@@ -407,10 +408,13 @@ def _buffer_key(n: int, aid: int, roles: list):
     return (n, aid)
 
 
-def _requests_by_block(trace: Trace) -> dict:
+def _requests_by_block(trace: Trace, vectors: dict | None = None) -> dict:
     """{block: {warp: [_Request in program order]}} of global and shared requests, grouped as
     counters.requests groups them: lanes of one warp, one line, one array, one operation, the
-    k-th time each lane made it in one barrier phase."""
+    k-th time each lane made it in one barrier phase. On a line whose compiled code makes vector
+    accesses (`vectors`: {line: width}), `width` requests are one where every lane's elements are
+    neighbours starting at a multiple of the width, as one vector instruction serves them: the
+    line's k-th to (k + width - 1)-th, or the k-th of it and of the lines below it."""
     counted = [a.space in (GLOBAL, SHARED) for a in trace.arrays]
     tpb = trace.threads_per_block
     seen: dict = {}
@@ -434,6 +438,8 @@ def _requests_by_block(trace: Trace) -> dict:
             request.flats.append(flat)
             if pos > request.pos:
                 request.pos = pos
+    if vectors:
+        _merge_vectors(groups, vectors)
     blocks: dict = defaultdict(lambda: defaultdict(list))
     for (block, warp, *_), request in groups.items():
         blocks[block][warp].append(request)
@@ -441,6 +447,29 @@ def _requests_by_block(trace: Trace) -> dict:
         for requests in warps.values():
             requests.sort(key=lambda r: (r.phase, r.pos))
     return blocks
+
+
+def _merge_vectors(groups: dict, vectors: dict) -> None:
+    """Fold the requests one vector instruction makes into one (see _requests_by_block), in place."""
+    for group in sorted(g for g in groups if g[2] in vectors):
+        first = groups.get(group)
+        width = vectors[group[2]]
+        if first is None or any(f % width for f in first.flats):
+            continue
+        block, warp, line, kind, aid, phase, k = group
+        # the neighbours are the line's next runs (a loop over them on one line), or the same run
+        # of the lines below it (one access a line)
+        for keys in ([(block, warp, line, kind, aid, phase, k + u) for u in range(1, width)],
+                     [(block, warp, line + u, kind, aid, phase, k) for u in range(1, width)]):
+            parts = [groups.get(key) for key in keys]
+            if any(p is None or len(p.flats) != len(first.flats) for p in parts) or \
+                    any(f + u != g for u, p in enumerate(parts, 1) for f, g in zip(first.flats, p.flats)):
+                continue
+            for key, p in zip(keys, parts):
+                first.flats.extend(p.flats)
+                first.pos = max(first.pos, p.pos)
+                del groups[key]
+            break
 
 
 def _block(warps: dict, arrays, keys, sizes, unroll: dict, timing: Timing, in_l2: set, this_wave: set,
