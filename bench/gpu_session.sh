@@ -13,6 +13,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .
 OUT=${OUT:-/tmp/out}; LOG=$OUT/all; mkdir -p "$LOG"
 steps=${*:-kernels verify tests}
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$LOG/gpu.txt" 2>&1
+# which kernel files this call timed (the results name no commit: the device gets a copy of the tree)
+md5sum kernels/*/expert.py kernels/*/steps/*.py bench/variants/*/*.py > "$OUT/files.md5" 2>/dev/null
 # a sub-run starts only while the call has time left for it (the device tool stops a call at 600 s)
 left() { [ $((SECONDS + $1)) -lt ${BUDGET:-570} ] || { echo "skipped (needs $1 s, $SECONDS s used): $2"; false; }; }
 for step in $steps; do

@@ -4,12 +4,11 @@ from numba import cuda
 BM = 128          # rows of out per block
 BN = 128          # columns of out per block
 BK = 8            # depth of each shared-memory tile
-TM = 8            # rows per thread (micro-tile): two runs of 4 neighbours, 64 apart
-TN = 8            # columns per thread: likewise
+TM = 8            # rows per thread (micro-tile)
+TN = 8            # columns per thread (micro-tile)
 TX = 16           # threads along a row of the block tile = BN // TN
 NT = 256          # threads per block = (BM // TM) * (BN // TN)
-AP = 132          # pitch of a's transposed tile: BM + 4 makes its stores conflict-free, and a
-                  # multiple of 4 keeps every run of 4 on a 16-byte boundary
+AP = 132          # pitch of a's transposed tile: BM + 4 makes its stores conflict-free
 LOADS = 4          # elements of each of a's and b's tiles loaded per thread: BM * BK // NT
 A_STEP = 32        # NT // BK: rows between one thread's loads of a's tile
 B_STEP = 2         # NT // BN: rows between one thread's loads of b's tile
@@ -22,15 +21,14 @@ B_SMEM = 2 * B_STAGE
 
 @cuda.jit
 def matmul_tiled(out, a, b, m, n, k):
-    # Each block computes a BM x BN tile of out; each thread an 8 x 8 micro-tile in registers:
-    # rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j (i, j < 4). Four
-    # neighbouring floats of a 16-byte-aligned shared array are read by one vector instruction
-    # (ld.shared.v4.f32, which NVVM forms from the four loads when alignment=16 and the index is a
-    # known multiple of 4), so a step of the product reads its 16 operands with 4 instructions
-    # instead of 16. Shared tiles are 1-D with offsets fixed per thread; two stages: the next tile
-    # is fetched into registers while the current one is multiplied, one barrier per tile.
-    a_s = cuda.shared.array(A_SMEM, numba.float32, alignment=16)
-    b_s = cuda.shared.array(B_SMEM, numba.float32, alignment=16)
+    # Each block computes a BM x BN tile of out; each thread an 8 x 8 micro-tile in registers,
+    # rows ty + 16*i and columns tx + 16*j (strided, so shared reads broadcast or hit 16
+    # distinct banks and global writes coalesce). Shared tiles are 1-D with offsets fixed per
+    # thread, so the unrolled inner loop addresses shared memory by constant offsets from two
+    # pointers instead of recomputing 2-D indices. Two stages: the next tile is fetched into
+    # registers while the current one is multiplied, so one barrier per tile suffices.
+    a_s = cuda.shared.array(A_SMEM, numba.float32)
+    b_s = cuda.shared.array(B_SMEM, numba.float32)
     tid = cuda.threadIdx.x
     tx = tid % TX
     ty = tid // TX
@@ -83,11 +81,10 @@ def matmul_tiled(out, a, b, m, n, k):
             if gr < k and col0 + bc < n:
                 x = b[gr, col0 + bc]
             pb[r] = x
-        # Masking with a power of two above any index proves the offsets non-negative (so the
-        # negative-index wraparound Numba adds to every signed index folds away) and keeps them
-        # known multiples of 4 (so the four loads of a run merge into one).
-        oa = (sa + 4 * ty) & POS
-        ob = (sb + 4 * tx) & POS
+        # Masking with a power of two above any index proves the offsets non-negative, so the
+        # negative-index wraparound Numba adds to every signed index folds away.
+        oa = (sa + ty) & POS
+        ob = (sb + tx) & POS
         for kq in range(0, BK, 4):
             ia = (oa + kq * AP) & POS
             ib = (ob + kq * BN) & POS
@@ -98,10 +95,10 @@ def matmul_tiled(out, a, b, m, n, k):
             rank_one_update(acc, ra, rb, a_s, b_s, ia + 3 * AP, ib + 3 * BN)
         stage = 1 - stage
     for i in range(TM):
-        gr = row0 + 4 * ty + (i % 4) + 64 * (i // 4)
+        gr = row0 + ty + 16 * i
         if gr < m:
             for j in range(TN):
-                gc = col0 + 4 * tx + (j % 4) + 64 * (j // 4)
+                gc = col0 + tx + TX * j
                 if gc < n:
                     out[gr, gc] = acc[i, j]
 
@@ -109,12 +106,10 @@ def matmul_tiled(out, a, b, m, n, k):
 @cuda.jit(device=True, forceinline=True)
 def rank_one_update(acc, ra, rb, a_s, b_s, ia, ib):
     # acc += (column kk of a's tile) x (row kk of b's tile), for this thread's 8 x 8 micro-tile.
-    for i in range(4):
-        ra[i] = a_s[ia + i]
-        ra[4 + i] = a_s[ia + 64 + i]
-    for j in range(4):
-        rb[j] = b_s[ib + j]
-        rb[4 + j] = b_s[ib + 64 + j]
+    for i in range(TM):
+        ra[i] = a_s[ia + 16 * i]
+    for j in range(TN):
+        rb[j] = b_s[ib + TX * j]
     for i in range(TM):
         for j in range(TN):
             acc[i, j] += ra[i] * rb[j]

@@ -10,8 +10,7 @@ TX = 16              # threads along the keys (and along the head dimension of o
 DC = 16              # head dimensions per staged chunk of q and k
 VC = 32              # rows per staged chunk of v
 D_MAX = 128          # largest supported head dimension (v's chunk is sized for it)
-QP = 68              # pitch of the transposed q and k tiles and of p's rows: a multiple of 4, so
-                     # every run of 4 neighbours starts on a 16-byte boundary
+QP = 66              # pitch of the transposed q, k and p tiles: makes their stores conflict-free
 NEG_BIG = -3.0e38    # finite stand-in for -inf (avoids inf - inf = nan when rescaling)
 POS = 8191           # all-ones mask above every shared index (see the kernel)
 QK_SMEM = DC * QP
@@ -36,22 +35,17 @@ def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
     # A block owns BQ queries of one (batch, head) and walks the keys in tiles of BKV, like a
     # register-tiled matmul done twice with an online softmax in between:
     #   scores = q k^T: q and k are staged through shared memory DC head dimensions at a time,
-    #     transposed; each thread accumulates rows 4 ty + i, keys 4 tx + j of the tile in
-    #     registers, reading its 4 rows and its 4 keys of a dimension with two vector loads;
+    #     each thread accumulates rows ty + 16 i, keys tx + 16 j of the tile in registers;
     #   online softmax: the 16 threads of a row (lanes of one half-warp) agree on its running
     #     max with shuffles; the row sum stays a per-thread partial until the end;
-    #   out += p v: p goes to shared memory row by row (one vector store per row), v is staged
-    #     VC rows at a time, and each thread accumulates rows 4 ty + i, columns 4 tx + j (and
-    #     64 + 4 tx + j when D > 64) of out, four keys at a time: its 4 rows of p over 4 keys
-    #     and the 4 keys' rows of its columns of v are vector loads.
+    #   out += p v: p goes to shared memory, v is staged VC rows at a time, and each thread
+    #     accumulates rows ty + 16 i, columns tx + 16 j of out in registers.
     # dj (4 or 8) is a constant once this helper is inlined, so every register array is fully
     # unrolled. Every thread runs every loop and reaches every barrier.
-    # 16-byte aligned: four neighbouring floats at a known multiple of 4 are read (or written) by
-    # one vector instruction, ld.shared.v4.f32, which NVVM forms from the four scalar accesses.
-    q_s = cuda.shared.array(QK_SMEM, numba.float32, alignment=16)
-    k_s = cuda.shared.array(QK_SMEM, numba.float32, alignment=16)
-    p_s = cuda.shared.array(P_SMEM, numba.float32, alignment=16)
-    v_s = cuda.shared.array(V_SMEM, numba.float32, alignment=16)
+    q_s = cuda.shared.array(QK_SMEM, numba.float32)
+    k_s = cuda.shared.array(QK_SMEM, numba.float32)
+    p_s = cuda.shared.array(P_SMEM, numba.float32)
+    v_s = cuda.shared.array(V_SMEM, numba.float32)
     tid = cuda.threadIdx.x
     tx = tid % TX
     ty = tid // TX
@@ -67,19 +61,15 @@ def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
     vr = tid // D_MAX
     # Masking with POS proves shared indices non-negative, so the negative-index wraparound
     # Numba puts on every signed index folds away and inner loops address by constant offsets.
-    oq = (4 * ty) & POS
-    ok = (4 * tx) & POS
-    op = (4 * ty * QP) & POS
+    oq = ty & POS
+    ok = tx & POS
     sc = cuda.local.array((4, 4), numba.float32)
     acc = cuda.local.array((4, 8), numba.float32)
     m = cuda.local.array(4, numba.float32)
     l = cuda.local.array(4, numba.float32)
     ra = cuda.local.array(4, numba.float32)
     rb = cuda.local.array(8, numba.float32)
-    pa = cuda.local.array((4, 4), numba.float32)
-    vb = cuda.local.array((4, 8), numba.float32)
     # Causal: key tiles past the block's last query are never visited.
-    slope = numba.float32(math.pow(2.0, -8.0 * (h + 1) / nh))
     for i in range(4):
         m[i] = numba.float32(NEG_BIG)
         l[i] = numba.float32(0)
@@ -113,12 +103,11 @@ def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
                 _outer_product(sc, ra, rb, q_s, k_s, ia + 2 * QP, ib + 2 * QP, 4)
                 _outer_product(sc, ra, rb, q_s, k_s, ia + 3 * QP, ib + 3 * QP, 4)
         for i in range(4):
-            qi = q0 + 4 * ty + i
+            qi = q0 + ty + 16 * i
             mt = m[i]
             for j in range(4):
-                kj = k0 + 4 * tx + j
+                kj = k0 + tx + 16 * j
                 x = sc[i, j] * scale
-                x += slope * numba.float32(kj - qi)
                 if not (kj <= qi and kj < s):
                     x = numba.float32(NEG_BIG)
                 sc[i, j] = x
@@ -131,15 +120,12 @@ def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
             corr = math.exp(m[i] - mt)
             m[i] = mt
             ls = numba.float32(0)
-            pr = (op + i * QP + ok) & POS  # this thread's 4 keys of row i of p: one vector store
             for j in range(4):
-                # Masked keys weigh exactly 0, even in an all-masked row. The exponential is taken
-                # either way and then chosen, not branched around: no branch keeps the four
-                # stores below in one basic block, where NVVM makes them one vector store.
-                e = math.exp(sc[i, j] - mt)
-                p = e if sc[i, j] != NEG_BIG else numba.float32(0)
+                p = numba.float32(0)  # masked keys weigh exactly 0, even in an all-masked row
+                if sc[i, j] != NEG_BIG:
+                    p = math.exp(sc[i, j] - mt)
                 ls += p
-                p_s[pr + j] = p
+                p_s[((tx + 16 * j) * QP + ty + 16 * i) & POS] = p
             l[i] = l[i] * corr + ls
             for j in range(dj):
                 acc[i, j] *= corr
@@ -154,53 +140,37 @@ def _flash_block(out, q, k, v, nh, s, d, n_qt, dj):
                 v_s[row * D_MAX + vc] = x
             cuda.syncthreads()
             for kk in range(0, min(VC, rows - v0), 4):
-                _four_keys(acc, pa, vb, p_s, v_s, (op + v0 + kk) & POS, (ok + kk * D_MAX) & POS, dj)
+                ia = (oq + (v0 + kk) * QP) & POS
+                ib = (ok + kk * D_MAX) & POS
+                _outer_product(acc, ra, rb, p_s, v_s, ia, ib, dj)
+                _outer_product(acc, ra, rb, p_s, v_s, ia + QP, ib + D_MAX, dj)
+                _outer_product(acc, ra, rb, p_s, v_s, ia + 2 * QP, ib + 2 * D_MAX, dj)
+                _outer_product(acc, ra, rb, p_s, v_s, ia + 3 * QP, ib + 3 * D_MAX, dj)
     for i in range(4):
         li = l[i]
         li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 8)
         li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 4)
         li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 2)
         li += cuda.shfl_xor_sync(0xFFFFFFFF, li, 1)
-        qi = q0 + 4 * ty + i
+        qi = q0 + ty + 16 * i
         if qi < s:
             inv = numba.float32(1) / li
             for j in range(dj):
-                c = 4 * tx + j % 4 + 64 * (j // 4)
+                c = tx + 16 * j
                 if c < d:
                     out[b, h, qi, c] = acc[i, j] * inv
 
 
 @cuda.jit(device=True, forceinline=True)
 def _outer_product(acc, ra, rb, a_s, b_s, ia, ib, nj):
-    # acc[i, j] += a_s[ia + i] * b_s[ib + j]: one step of a register-tiled product; each run of
-    # four neighbours is one vector load.
+    # acc[i, j] += a_s[ia + 16 i] * b_s[ib + 16 j]: one step of a register-tiled product.
     for i in range(4):
-        ra[i] = a_s[ia + i]
+        ra[i] = a_s[ia + 16 * i]
     for j in range(nj):
-        rb[j] = b_s[ib + j]
+        rb[j] = b_s[ib + 16 * j]
     for i in range(4):
         for j in range(nj):
             acc[i, j] += ra[i] * rb[j]
-
-
-@cuda.jit(device=True, forceinline=True)
-def _four_keys(acc, pa, vb, p_s, v_s, ip, iv, dj):
-    # acc[i, j] += sum over four keys u of p[row i, key u] * v[key u, column j]: this thread's
-    # 4 rows of p over the 4 keys (one vector load a row), and the 4 keys' rows of v at its
-    # columns 4 tx + j and, when dj is 8, 64 + 4 tx + j (one vector load per 4 columns).
-    for i in range(4):
-        for u in range(4):
-            pa[i, u] = p_s[ip + i * QP + u]
-    for u in range(4):
-        for j in range(4):
-            vb[u, j] = v_s[iv + u * D_MAX + j]
-        if dj == 8:
-            for j in range(4):
-                vb[u, 4 + j] = v_s[iv + u * D_MAX + 64 + j]
-    for u in range(4):
-        for i in range(4):
-            for j in range(dj):
-                acc[i, j] += pa[i, u] * vb[u, j]
 
 
 def launch(out, q, k, v):
