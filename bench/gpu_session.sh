@@ -11,7 +11,10 @@
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD || exit 1
 OUT=${OUT:-/tmp/out}; LOG=$OUT/all; mkdir -p "$LOG"
-steps=${*:-kernels verify tests}
+steps=${*:-kernels walk verify tests}
+# device time is scarce and each call costs a start: a call goes on with the candidates and the
+# constant sweeps for as long as its time lasts (each sub-run starts only if it can finish)
+case " $steps " in *" sweep "*) ;; *) steps="$steps sweep" ;; esac
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$LOG/gpu.txt" 2>&1
 # which kernel files this call timed (the results name no commit: the device gets a copy of the tree)
 md5sum kernels/*/expert.py kernels/*/steps/*.py bench/variants/*/*.py > "$OUT/files.md5" 2>/dev/null
@@ -25,7 +28,7 @@ for step in $steps; do
       timeout 240 python3 bench/walkthrough.py > "$LOG/walk.txt" 2>&1; echo "walk rc=$?" >> "$LOG/walk.txt"
       tar -czf "$OUT/walkthrough-times.tgz" kernels/*/walkthrough-times.json 2>> "$LOG/walk.txt"; cp "$LOG/walk.txt" "$OUT/" ;;
     sweep)
-      : > "$LOG/sweeps.txt"
+      [ -f "$LOG/sweeps.txt" ] || : > "$LOG/sweeps.txt"
       # the candidates first (each one a whole kernel file, timed against the expert as it is),
       # then the sweeps of constants, while time is left
       for f in bench/variants/*/*.py; do
