@@ -69,14 +69,15 @@ def main() -> None:
     p.add_argument("--file", action="append", default=[], help="another kernel file as a variant (repeatable)")
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--json", default=None)
+    p.add_argument("--shape", default=None, help="time at this shape (comma-separated) instead of the largest")
     args = p.parse_args()
     cuda = import_cuda()
     timer = Timer(cuda)
     task = load_task(args.task)
     base = Path(args.kernel).read_text() if args.kernel.endswith(".py") else task.source(args.kernel)
     rows = [(args.kernel, base)] + variants(base, args.set) + [(f, Path(f).read_text()) for f in args.file]
-    shape = task.largest_shape("gpu")
-    cases = check_cases(task)
+    shape = tuple(int(x) for x in args.shape.split(",")) if args.shape else task.largest_shape("gpu")
+    cases = check_cases(task, shape)
     copy = _copy_gbs(cuda, timer, args.runs)
     name = device_name(cuda)
     work, unit = work_of(args.task, shape, cases[-1][1], cases[-1][2])
@@ -102,10 +103,11 @@ def main() -> None:
                                                "copy_GBps": copy, "rows": results}, indent=1))
 
 
-def check_cases(task) -> list:
-    """(shape, inputs, out shape, float64 reference) at a ragged GPU shape, then the largest (timed)."""
+def check_cases(task, shape=None) -> list:
+    """(shape, inputs, out shape, float64 reference) at a ragged GPU shape, then `shape` (timed;
+    the largest where none is given)."""
     inputs_mod, reference = task.module("inputs"), task.module("reference")
-    shape = task.largest_shape("gpu")
+    shape = tuple(shape) if shape else task.largest_shape("gpu")
     cases = []
     for s in [s for s in task.shapes("gpu") if s != shape][-1:] + [shape]:
         inputs = tuple(np.ascontiguousarray(x) for x in inputs_mod.make_inputs(np.random.default_rng(0), s))

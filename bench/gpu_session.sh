@@ -33,7 +33,12 @@ for step in $steps; do
       # then the sweeps of constants, while time is left
       for f in bench/variants/*/*.py; do
         [ -f "$f" ] || continue; t=$(basename "$(dirname "$f")"); left 60 "$f" >> "$LOG/sweeps.txt" || continue
-        timeout 60 python3 bench/expert_sweep.py "$t" --file "$f" >> "$LOG/sweeps.txt" 2>&1
+        # a candidate may name the shapes it is for (a line "# sweep-shapes: 1025,333,771 127,255,63")
+        shapes=$(sed -n 's/^# sweep-shapes: //p' "$f")
+        for sh in ${shapes:-largest}; do
+          [ "$sh" = largest ] && arg=() || arg=(--shape "$sh")
+          timeout 60 python3 bench/expert_sweep.py "$t" --file "$f" "${arg[@]}" >> "$LOG/sweeps.txt" 2>&1
+        done
         cp "$LOG/sweeps.txt" "$OUT/"
       done
       for t in softmax layernorm; do left 90 "sweep $t" || continue

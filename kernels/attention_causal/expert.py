@@ -19,13 +19,15 @@ P_SMEM = BKV * QP
 V_SMEM = VC * D_MAX
 
 
-@cuda.jit(fastmath=True)
+# max_registers=128: ptxas would take about 165 registers a thread, which leaves room for one
+# block of 256 threads per SM (65,536 registers); at 128 two fit, for a few spilled bytes.
+@cuda.jit(fastmath=True, max_registers=128)
 def attention_flash(out, q, k, v, nh, s, d, n_qt):
     # Head dimensions up to D_MAX: each thread's slice of out is 4 rows x 8 columns.
     _flash_block(out, q, k, v, nh, s, d, n_qt, 8)
 
 
-@cuda.jit(fastmath=True)
+@cuda.jit(fastmath=True, max_registers=128)
 def attention_flash_narrow(out, q, k, v, nh, s, d, n_qt):
     # Head dimensions up to 64: 4 x 4 slices of out, no work spent on columns that do not exist.
     _flash_block(out, q, k, v, nh, s, d, n_qt, 4)
@@ -186,17 +188,16 @@ def _four_keys(acc, pa, vb, p_s, v_s, ip, iv, dj):
     # acc[i, j] += sum over four keys u of p[row i, key u] * v[key u, column j]: this thread's
     # 4 rows of p over the 4 keys (one vector load a row), and the 4 keys' rows of v at its
     # columns 4 tx + j and, when dj is 8, 64 + 4 tx + j (one vector load per 4 columns).
-    for i in range(4):
-        for u in range(4):
-            pa[i, u] = p_s[ip + i * QP + u]
     for u in range(4):
         for j in range(4):
             vb[u, j] = v_s[iv + u * D_MAX + j]
         if dj == 8:
             for j in range(4):
                 vb[u, 4 + j] = v_s[iv + u * D_MAX + 64 + j]
-    for u in range(4):
-        for i in range(4):
+    for i in range(4):  # row by row: only one row of p is held at a time
+        for u in range(4):
+            pa[i, u] = p_s[ip + i * QP + u]
+        for u in range(4):
             for j in range(dj):
                 acc[i, j] += pa[i, u] * vb[u, j]
 

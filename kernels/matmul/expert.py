@@ -20,7 +20,9 @@ POS = 4095         # all-ones mask >= every shared index (see below)
 B_SMEM = 2 * B_STAGE
 
 
-@cuda.jit
+# max_registers=128: ptxas would take about 150 registers a thread, which leaves room for one
+# block of 256 threads per SM (65,536 registers); at 128 two fit, for a few spilled bytes.
+@cuda.jit(max_registers=128)
 def matmul_tiled(out, a, b, m, n, k):
     # Each block computes a BM x BN tile of out; each thread an 8 x 8 micro-tile in registers:
     # rows 4 ty + i and 64 + 4 ty + i, columns 4 tx + j and 64 + 4 tx + j (i, j < 4). Four
