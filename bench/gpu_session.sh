@@ -55,10 +55,10 @@ for step in $steps; do
       done
       cp "$LOG/sweeps.txt" "$OUT/" ;;
     verify)
-      for t in kernels/*/; do t=$(basename "$t"); [ -f "kernels/$t/expert.py" ] || continue; left 90 "verify $t" || continue
+      for t in kernels/*/; do t=$(basename "$t"); [ -f "kernels/$t/expert.py" ] || continue; left 90 "verify $t" >> "$OUT/verify.txt" || continue
         timeout 90 python3 -m tutor.cli verify "$t" "kernels/$t/expert.py" --backend gpu --json > "$LOG/verify-$t.json" 2>>"$LOG/verify.err"
-        echo "verify $t rc=$? $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('passed' if d.get('passed') else 'FAILED', [f.get('kind') for f in d.get('failures', [])][:4])" "$LOG/verify-$t.json" 2>&1 | tail -1)"
-      done > "$LOG/verify.txt" 2>&1; cp "$LOG/verify.txt" "$OUT/" ;;
+        echo "verify $t rc=$? $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('passed' if d.get('passed') else 'FAILED', [f.get('kind') for f in d.get('failures', [])][:4])" "$LOG/verify-$t.json" 2>&1 | tail -1)" >> "$OUT/verify.txt"
+      done ;;
     tests) left 100 tests || continue
            timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider -n 0 > "$LOG/gpu-tests.txt" 2>&1
            echo "tests rc=$?" >> "$LOG/gpu-tests.txt"; cp "$LOG/gpu-tests.txt" "$OUT/" ;;
