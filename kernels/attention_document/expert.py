@@ -19,15 +19,16 @@ P_SMEM = BKV * QP
 V_SMEM = VC * D_MAX
 
 
-# max_registers=128: ptxas would take about 165 registers a thread, which leaves room for one
-# block of 256 threads per SM (65,536 registers); at 128 two fit, for a few spilled bytes.
-@cuda.jit(fastmath=True, max_registers=128)
+# No register cap here: ptxas takes about 166 registers a thread (one 256-thread block per SM), and
+# capped at 128 (two blocks) it spilled 296 bytes a thread: 0.391 ms against 0.332 uncapped on an
+# H100 (bench/results/kernels_h100.md).
+@cuda.jit(fastmath=True)
 def attention_flash(out, q, k, v, doc, nh, s, d, n_qt):
     # Head dimensions up to D_MAX: each thread's slice of out is 4 rows x 8 columns.
     _flash_block(out, q, k, v, doc, nh, s, d, n_qt, 8)
 
 
-@cuda.jit(fastmath=True, max_registers=128)
+@cuda.jit(fastmath=True)
 def attention_flash_narrow(out, q, k, v, doc, nh, s, d, n_qt):
     # Head dimensions up to 64: 4 x 4 slices of out, no work spent on columns that do not exist.
     _flash_block(out, q, k, v, doc, nh, s, d, n_qt, 4)
