@@ -237,13 +237,14 @@ def parse(ptx: str) -> Program:
 _VECTOR = re.compile(r"^(?:ld|st)\.(?:shared|global)(?:\.\w+)*?\.v([24])\.")
 
 
-def vector_widths(ptx: str) -> dict[int, int]:
+def vector_widths(ptx: str | Program) -> dict[int, int]:
     """{source line: the widest vector access (2 or 4 elements) its compiled code makes to shared
     or global memory}. NVVM merges neighbouring loads or stores of one line into one instruction
     (ld.shared.v4.f32) where it can prove them adjacent and aligned: the hardware then serves four
-    of a lane's elements as one request, which the trace records as four."""
+    of a lane's elements as one request, which the trace records as four. `ptx` may be parsed
+    already (before line_costs, which moves merged code's instructions to other lines)."""
     widths: dict = {}
-    for ins in parse(ptx).instrs:
+    for ins in (ptx if isinstance(ptx, Program) else parse(ptx)).instrs:
         m = _VECTOR.match(ins.op)
         if m and ins.line > 0:
             widths[ins.line] = max(widths.get(ins.line, 0), int(m.group(1)))
@@ -257,7 +258,7 @@ LIBRARY_TRIPS = 16  # trips priced for a library function's own loop (how many i
 MOST_COPIES = 16
 
 
-def line_costs(ptx: str, unroll: dict | None = None, statements: dict | None = None,
+def line_costs(ptx: str | Program, unroll: dict | None = None, statements: dict | None = None,
                headers: set | None = None) -> dict[int, LineCost]:
     """{source line: its cost per execution by one warp}, from the kernel's PTX. `unroll`:
     {line: constant trips its loops are unrolled into straight code} (modelled_time.unroll_factors'
@@ -265,7 +266,7 @@ def line_costs(ptx: str, unroll: dict | None = None, statements: dict | None = N
     `statements`: {line: first line of its statement} (sim/linecounts.statement_lines): a
     statement's instructions are counted on its first line, where its runs are counted.
     `headers`: the lines of our own loops' headers (a loop on one line is ours, not a library's)."""
-    program = parse(ptx)
+    program = ptx if isinstance(ptx, Program) else parse(ptx)  # parsed once by modelled_time
     own: dict = {}
     for ins in program.instrs:
         if ins.line > 0:

@@ -63,7 +63,7 @@ from dataclasses import asdict, dataclass, field
 
 from .counters import SECTOR, bank_wavefronts, itemsize, units
 from .device_model import DEVICES, Device, occupancy
-from .instructions import line_costs, vector_widths
+from .instructions import line_costs, parse, vector_widths
 from ..trace import ATOMIC, GLOBAL, READ, SHARED, UNINIT_READ, WRITE, Trace
 
 LINE = 128  # bytes per L1 cache line: the L1 pipe serves one line of a request per cycle
@@ -201,14 +201,15 @@ def modelled_time(traces, source: str | None = None, device: str = "h200", names
     for n, trace in enumerate(traces):
         name = names[n] if names and n < len(names) else f"kernel {n + 1}"
         text = ptx[n] if ptx and n < len(ptx) else None
-        costs = line_costs(text, constant, statements, headers) if text else None
+        program = parse(text) if text else None
+        vectors = vector_widths(program) if program else {}  # before line_costs moves merged code's lines
+        costs = line_costs(program, constant, statements, headers) if program else None
         # where the compiled code says how many runs of a line have their loads in flight before the
         # warp waits for one, that is the line's round (a guarded load waits for itself; a line whose
         # loads chase each other's values has one in flight at a time)
         mine = unroll | {line: max(1, round(c.trips_in_flight)) for line, c in (costs or {}).items()
                          if c.trips_in_flight}
         mine |= {line: 1 for line, c in (costs or {}).items() if c.chased}
-        vectors = vector_widths(text) if text else {}
         result.kernels.append(_kernel_time(trace, n, name, dev, timing, mine, in_l2, costs, vectors))
     if any(not (ptx and n < len(ptx) and ptx[n]) for n in range(len(traces))) or \
             any(t.line_runs is None for t in traces):
