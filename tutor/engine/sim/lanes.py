@@ -1236,12 +1236,10 @@ class Lanes:
     # -- calls -------------------------------------------------------------------------------------
     def call(self, node, m, frame):
         f = self.expr(node.func, m, frame)
-        if node.keywords:
-            owner = getattr(f, "__self__", None)
-            if not (owner is self.cuda and getattr(f, "__name__", "") in ("_shared_array", "_local_array")
-                    and [kw.arg for kw in node.keywords] == ["alignment"]):
-                raise Fallback("a call with keywords")
-            self.alignment(self.expr(node.keywords[0].value, m, frame))
+        if node.keywords and not (getattr(f, "__self__", None) is self.cuda and len(node.args) == 2
+                                  and getattr(f, "__name__", "") in ("_shared_array", "_local_array")
+                                  and [kw.arg for kw in node.keywords] == ["alignment"]):
+            raise Fallback("a call with keywords")
         if f is range:
             raise Fallback("range() outside a for loop")
         cuda = self.cuda
@@ -1258,8 +1256,8 @@ class Lanes:
                 return self.warp_op(_WARP_OPS[name], [self.expr(a, m, frame) for a in node.args], m)
             if name == "lanemask_lt":
                 return (1 << (self.lin % 32)) - 1
-            args = [self.expr(a, m, frame) for a in node.args]
-            if name in ("_shared_array", "_local_array") and len(args) == 3:
+            args = [self.expr(a, m, frame) for a in node.args + [kw.value for kw in node.keywords]]
+            if name in ("_shared_array", "_local_array") and len(args) == 3:  # the alignment
                 self.alignment(args.pop())
             if name == "grid":
                 return self.grid(args, False)
