@@ -104,8 +104,9 @@ def main() -> None:
         for step in walk.steps:
             with no_device_needed():
                 namespace = load_module_for_numba(step.source, "kernel.py")
-            ptx = launches_ptx(step.source, "kernel.py", [k for _, k, _ in planned(task, step.source)])
-            for name, launch, threads in planned(task, step.source):
+            launches = planned(task, step.source)
+            ptx = launches_ptx(step.source, "kernel.py", [k for _, k, _ in launches])
+            for name, launch, threads in launches:
                 text = ptx.get(launch)
                 if text is None:
                     print(f"  {step.file:<30} {name:<24} not compiled")
