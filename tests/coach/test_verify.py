@@ -287,13 +287,18 @@ def test_a_matmul_that_stops_after_a_64_tile_of_k_fails_on_the_drawn_shape():
 
 
 @pytest.mark.e2e  # long: a whole verification or session (CI runs e2e)
-def test_a_tiled_matmul_that_launches_one_128_tile_fails_on_the_drawn_shape():
-    """Our own expert's block tile is 128 x 128: before, the drawn shape (m, n <= 100) fit in it."""
+@pytest.mark.parametrize("kernel, launch, one_tile", [
+    # the former expert: its block tile is 128 x 128, and the drawn shapes (up to 300) pass it
+    ("steps/3_register_tiles", "grid = ((n + BN - 1) // BN, (m + BM - 1) // BM)", "grid = (1, 1)"),
+    # today's expert runs its 64 x 64 kernel wherever fewer 128 tiles than SMs would launch: on
+    # every simulator shape, so a one-tile grid in the 128 path alone would change nothing
+    ("expert", "matmul_small[((n + SBM - 1) // SBM, (m + SBM - 1) // SBM), NT]", "matmul_small[(1, 1), NT]"),
+])
+def test_a_tiled_matmul_that_launches_one_tile_fails_on_the_drawn_shape(kernel, launch, one_tile):
+    """Before the drawn shapes, every fixed shape (m, n <= 64) fit in one tile."""
     from tutor.coach.tasks import load_task
 
-    source = _changed(load_task("matmul").source("expert"), "grid = ((n + BN - 1) // BN, (m + BM - 1) // BM)",
-                      "grid = (1, 1)")
-    result = verify("matmul", source)
+    result = verify("matmul", _changed(load_task("matmul").source(kernel), launch, one_tile))
     assert kinds(result) == {"not_finite"} and _drawn_failed(result, "matmul")
     assert all(c.passed for c in _fixed(result, "matmul"))
 
