@@ -14,7 +14,6 @@ kernel that asks ptxas for 160 registers a thread fits one 256-thread block per 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from tutor.coach.tasks import coaching_tasks  # noqa: E402
 from tutor.coach.walkthrough import load_walkthrough  # noqa: E402
 from tutor.engine.loading.compile import launches_ptx, no_device_needed  # noqa: E402
 from tutor.engine.loading.loader import load_module_for_numba  # noqa: E402
+from tutor.engine.loading.resources import ptxas_report  # noqa: E402
 from tutor.engine.loading.sim_loader import load_module_for_sim  # noqa: E402
 from tutor.engine.sim.devicearray import DeviceArray  # noqa: E402
 from tutor.engine.sim.launch import records  # noqa: E402
@@ -34,26 +34,6 @@ from tutor.engine.sim.launch import records  # noqa: E402
 # Hopper (sm_90) per SM: registers, threads, blocks, shared memory (bytes, with 1 KB the driver keeps
 # per block); registers are given to warps in units of 256.
 REGS, THREADS, BLOCKS, SMEM, SMEM_PER_BLOCK_RESERVED, REG_UNIT = 65536, 2048, 32, 233472, 1024, 256
-_REPORT = re.compile(r"Function properties for '([^']+)'.*?used (\d+) registers.*?(\d+) stack, (\d+) bytes smem",
-                     re.S)
-
-
-def ptxas_report(ptx: str, max_registers: int | None) -> tuple[int, int, int]:
-    """(registers, stack bytes, static shared bytes) of the PTX's one kernel, from ptxas."""
-    from cuda.bindings import nvjitlink
-
-    options = ["-arch=sm_90", "-verbose"] + ([f"-maxrregcount={max_registers}"] if max_registers else [])
-    handle = nvjitlink.create(len(options), options)
-    data = ptx.encode()
-    nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel.ptx")
-    nvjitlink.complete(handle)
-    log = bytearray(nvjitlink.get_info_log_size(handle))
-    nvjitlink.get_info_log(handle, log)
-    nvjitlink.destroy(handle)
-    found = _REPORT.search(log.decode(errors="replace"))
-    if not found:
-        raise RuntimeError("ptxas printed no report")
-    return int(found.group(2)), int(found.group(3)), int(found.group(4))
 
 
 def blocks_per_sm(threads: int, registers: int, shared: int) -> tuple[int, str]:
@@ -112,7 +92,11 @@ def main() -> None:
                     print(f"  {step.file:<30} {name:<24} not compiled")
                     continue
                 cap = (getattr(namespace.get(name), "targetoptions", {}) or {}).get("max_registers")
-                regs, stack, shared = ptxas_report(text, cap)
+                report = ptxas_report(text, cap)
+                if report is None:
+                    print(f"  {step.file:<30} {name:<24} ptxas gave no report (nvJitLink missing?)")
+                    continue
+                regs, stack, shared = report
                 fit, limit = blocks_per_sm(threads, regs, shared)
                 print(f"  {step.file:<30} {name:<24} {threads:>7} {regs:>5} {stack:>7} {shared:>7} {fit:>9}  {limit}")
 

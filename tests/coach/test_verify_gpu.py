@@ -86,3 +86,13 @@ def test_the_naive_kernel_is_timed_doing_the_same_work_as_itself(gpu_task, tmp_p
     result = verify(gpu_task, HEAVY.replace("SKIP", "pass"), "gpu")
     assert result.passed, [f.to_json() for f in result.failures]
     assert 0.5 < result.timing.speedup < 2.0, result.timing  # the same work as the baseline
+
+
+def test_a_launch_out_of_registers_is_refused_by_the_gpu_as_by_the_simulator():
+    """tests/engine/test_resources.py's case, on the card that refused it first (an H100)."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "past_gpu" / "layernorm_params_early.py").read_text()
+    result = verify("layernorm", source, "gpu")
+    assert not result.passed and set(result.kinds()) == {"runtime_error"}
+    assert any("OUT_OF_RESOURCES" in f.message and not f.config.startswith("simulator") for f in result.failures)

@@ -208,6 +208,9 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         if failures:  # not one line of a kernel the compiler refuses ever runs
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
+    refused = _out_of_registers(state["source"], module, planned)
+    if refused:  # a GPU would refuse the launch: nothing of it runs there
+        return {"issues": refused, "launches": len(planned.launches), "moved": 0, "ran": False}, []
     outs, issues, moved, launched, writes, modelled, counted = [], [], 0, 0, {}, None, []
     single = len(planned.launches) == 1
     first_sample = Sample(sample["seed"], sample["seconds"]) if sample and single else None
@@ -294,6 +297,30 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         answer["modelled"] = modelled
         answer["counters"] = counted
     return answer, outs + list(inputs)
+
+
+def _out_of_registers(source: str, module, planned) -> list[dict]:
+    """One runtime_error per kernel that some planned launch gives more threads than its registers
+    let an SM hold (resources.py): the simulator has no register file, a GPU refuses the launch."""
+    from .loading.compile import launch_registers
+    from .loading.resources import out_of_registers
+
+    issues, refused, seen = [], set(), set()
+    for launch, plan in zip(planned.launches, planned.plans):
+        block = plan[2]
+        threads = int(np.prod(block)) if isinstance(block, (tuple, list)) else int(block)
+        if (launch, threads) in seen or launch[0] in refused:
+            continue
+        seen.add((launch, threads))
+        counted = launch_registers(source, launch)
+        message = counted and out_of_registers(launch[0], counted[0], threads, counted[1])
+        if message:
+            refused.add(launch[0])
+            kernel = module.namespace.get(launch[0])
+            code = getattr(getattr(kernel, "py_func", None), "__code__", None)
+            issues.append({"kind": "runtime_error", "message": message,
+                           "line": code.co_firstlineno if code else None})
+    return issues
 
 
 def _replayable(done, out, inputs):

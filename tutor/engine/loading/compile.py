@@ -21,6 +21,7 @@ CC = (8, 0)  # explicit compute capability: with no device present, the driver c
 _CACHE: dict = {}
 _STATUS: list = []
 _PTX: dict = {}  # (source, (kernel name, types)) -> PTX with line information, or None
+_CAPS: dict = {}  # (source, (kernel name, types)) -> the decorator's max_registers, or None
 
 
 def nvvm_missing() -> str | None:
@@ -129,6 +130,7 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 # with line information, for the instruction model (launches_ptx reads it from here)
                 _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
                                                                     **_as_decorated(kernel))
+                _CAPS[(source, (name, types))] = (getattr(kernel, "targetoptions", {}) or {}).get("max_registers")
         except Exception as e:
             line, message = trim_numba_error(str(e), filename, source, e)
             failures.append({"kind": "compile_error", "line": line,
@@ -180,6 +182,20 @@ def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = Fals
                     ptx = None
             _PTX[(source, (name, arg_types))] = ptx
     return {k: _PTX[(source, k)] for k in wanted if _PTX.get((source, k))}
+
+
+def launch_registers(source: str, launch: tuple) -> tuple[int, int | None] | None:
+    """(registers a thread, the decorator's max_registers or None) of a kernel compile_launches
+    compiled, as ptxas counts them (resources.py); None when its PTX or ptxas is missing here.
+    (launch_bounds, the other bound on a block's threads, is an option the loader refuses.)"""
+    from .resources import ptxas_report
+
+    ptx = _PTX.get((source, launch))
+    if not ptx:
+        return None
+    cap = _CAPS.get((source, launch))
+    report = ptxas_report(ptx, cap)
+    return None if report is None else (report[0], cap)
 
 
 # The cuda.* intrinsics whose answer depends on the type Numba gives their argument: the width of
