@@ -31,9 +31,9 @@ from tutor.engine.loading.sim_loader import load_module_for_sim  # noqa: E402
 from tutor.engine.sim.devicearray import DeviceArray  # noqa: E402
 from tutor.engine.sim.launch import records  # noqa: E402
 
-# Hopper (sm_90) per SM: registers, threads, blocks, shared memory (bytes, with 1 KB the driver keeps
-# per block); registers are given to warps in units of 256.
-REGS, THREADS, BLOCKS, SMEM, SMEM_PER_BLOCK_RESERVED, REG_UNIT = 65536, 2048, 32, 233472, 1024, 256
+# Hopper (sm_90) per SM: registers, threads, blocks, shared memory (bytes: 228 KiB, of which each block
+# also gives the driver 1 KiB); registers are given to warps in units of 256.
+REGS, THREADS, BLOCKS, SMEM, REG_UNIT = 65536, 2048, 32, 233472, 256
 
 
 def blocks_per_sm(threads: int, registers: int, shared: int) -> tuple[int, str]:
@@ -42,7 +42,8 @@ def blocks_per_sm(threads: int, registers: int, shared: int) -> tuple[int, str]:
     per_warp = -(-registers * 32 // REG_UNIT) * REG_UNIT
     limits = {"threads": THREADS // (warps * 32), "blocks": BLOCKS,
               "registers": REGS // (per_warp * warps) if registers else BLOCKS,
-              "shared memory": SMEM // (shared + SMEM_PER_BLOCK_RESERVED) if shared else BLOCKS}
+              # ptxas's shared bytes already hold the 1 KiB the driver keeps per block (resources.py)
+              "shared memory": SMEM // shared if shared else BLOCKS}
     limit = min(limits, key=limits.get)
     return limits[limit], limit
 

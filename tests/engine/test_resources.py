@@ -95,3 +95,65 @@ def test_the_layernorm_expert_at_exactly_an_sms_registers_passes():
     result = verify("layernorm", load_task("layernorm").source("expert"))
     assert result.passed, [(f.kind, f.config, f.message) for f in result.failures]
 
+
+
+SHARED_SUM = '''\
+import numba
+from numba import cuda
+
+TPB = 256
+SLOTS = 12000
+
+
+@cuda.jit
+def zero(out):
+    if cuda.grid(1) == 0:
+        out[0] = 0
+
+
+@cuda.jit
+def add_all(out, x, n):
+    s = cuda.shared.array(SLOTS, numba.float32)
+    extra = cuda.shared.array(0, numba.float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    s[t] = 0
+    extra[t] = 0
+    if i < n:
+        s[t] = x[i]
+    cuda.syncthreads()
+    cuda.atomic.add(out, 0, s[t] + extra[t])
+
+
+def launch(out, x):
+    n = x.shape[0]
+    zero[1, 1](out)
+    add_all[(n + TPB - 1) // TPB, TPB, 0, 1024](out, x, n)
+'''
+
+
+def test_a_static_shared_array_past_48_kib_does_not_compile_as_on_a_gpu():
+    # NVVM makes PTX of it, and the simulator ran it; ptxas (and so a GPU's driver) refuses it
+    from tutor.coach.verify import verify
+
+    fits = SHARED_SUM.replace("0, 1024](out", "0, 0](out").replace(" + extra[t]", "")
+    fits = fits.replace("    extra = cuda.shared.array(0, numba.float32)\n", "").replace("    extra[t] = 0\n", "")
+    assert "extra" not in fits
+    assert verify("reduce_sum", fits).passed  # 48,000 bytes
+    too_big = fits.replace("SLOTS = 12000", "SLOTS = 13000")
+    result = verify("reduce_sum", too_big)
+    assert {f.kind for f in result.failures} == {"compile_error"}
+    message = result.failures[0].message
+    assert "`add_all`" in message and "52,000 bytes of shared memory" in message and "49,152 (48 KiB)" in message
+    assert result.failures[0].line == too_big.splitlines().index("def add_all(out, x, n):") + 1
+
+
+def test_dynamic_shared_memory_past_what_the_static_arrays_leave_is_refused_at_launch():
+    from tutor.coach.verify import verify
+
+    assert verify("reduce_sum", SHARED_SUM).passed  # 48,000 + 1,024 bytes: 49,024 of 49,152
+    result = verify("reduce_sum", SHARED_SUM.replace("0, 1024](out", "0, 2048](out"))
+    assert {f.kind for f in result.failures} == {"runtime_error"}
+    message = result.failures[0].message
+    assert message.startswith("CUDA_ERROR_INVALID_VALUE") and "48,000 bytes" in message and "2,048" in message
+    assert "at most 1,152" in message

@@ -12,6 +12,7 @@ do the kernels run, traced. Whatever the candidate patches or caches dies with t
 from __future__ import annotations
 
 import gc
+import numbers
 import sys
 
 import numpy as np
@@ -208,7 +209,7 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         if failures:  # not one line of a kernel the compiler refuses ever runs
             return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
         state["compiled"].update(fresh)
-    refused = _out_of_registers(state["source"], module, planned)
+    refused = _refused_launches(state["source"], module, planned)
     if refused:  # a GPU would refuse the launch: nothing of it runs there
         return {"issues": refused, "launches": len(planned.launches), "moved": 0, "ran": False}, []
     outs, issues, moved, launched, writes, modelled, counted = [], [], 0, 0, {}, None, []
@@ -299,21 +300,26 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
     return answer, outs + list(inputs)
 
 
-def _out_of_registers(source: str, module, planned) -> list[dict]:
+def _refused_launches(source: str, module, planned) -> list[dict]:
     """One runtime_error per kernel that some planned launch gives more threads than its registers
-    let an SM hold (resources.py): the simulator has no register file, a GPU refuses the launch."""
-    from .loading.compile import launch_registers
-    from .loading.resources import out_of_registers
+    let an SM hold, or more dynamic shared memory than its static arrays leave a block
+    (resources.py): the simulator has no register file and no 48 KiB; a GPU refuses the launch."""
+    from .loading.compile import launch_resources
+    from .loading.resources import out_of_registers, too_much_shared
 
     issues, refused, seen = [], set(), set()
     for launch, plan in zip(planned.launches, planned.plans):
-        block = plan[2]
+        block, dynamic = plan[2], plan[3]
         threads = int(np.prod(block)) if isinstance(block, (tuple, list)) else int(block)
-        if (launch, threads) in seen or launch[0] in refused:
+        dynamic = int(dynamic) if isinstance(dynamic, numbers.Real) else 0
+        if (launch, threads, dynamic) in seen or launch[0] in refused:
             continue
-        seen.add((launch, threads))
-        counted = launch_registers(source, launch)
-        message = counted and out_of_registers(launch[0], counted[0], threads, counted[1])
+        seen.add((launch, threads, dynamic))
+        counted = launch_resources(source, launch)
+        if counted is None:
+            continue
+        registers, cap, static = counted
+        message = out_of_registers(launch[0], registers, threads, cap) or too_much_shared(launch[0], static, dynamic)
         if message:
             refused.add(launch[0])
             kernel = module.namespace.get(launch[0])

@@ -104,6 +104,8 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
 
     from .loader import LoadError, load_module_for_numba
 
+    from .resources import ptxas_refusal
+
     failures, seen = [], set()
     try:
         with no_device_needed(), signatures_deferred() as declared:
@@ -131,6 +133,10 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
                                                                     **_as_decorated(kernel))
                 _CAPS[(source, (name, types))] = (getattr(kernel, "targetoptions", {}) or {}).get("max_registers")
+            refused = ptxas_refusal(_PTX[(source, (name, types))], _CAPS[(source, (name, types))])
+            if refused:  # NVVM made PTX that the GPU's own assembler refuses (resources.py)
+                failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
+                                 "message": f"Numba compiles `{name}`, but {refused}"})
         except Exception as e:
             line, message = trim_numba_error(str(e), filename, source, e)
             failures.append({"kind": "compile_error", "line": line,
@@ -184,18 +190,19 @@ def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = Fals
     return {k: _PTX[(source, k)] for k in wanted if _PTX.get((source, k))}
 
 
-def launch_registers(source: str, launch: tuple) -> tuple[int, int | None] | None:
-    """(registers a thread, the decorator's max_registers or None) of a kernel compile_launches
-    compiled, as ptxas counts them (resources.py); None when its PTX or ptxas is missing here.
-    (launch_bounds, the other bound on a block's threads, is an option the loader refuses.)"""
-    from .resources import ptxas_report
+def launch_resources(source: str, launch: tuple) -> tuple[int, int | None, int] | None:
+    """(registers a thread, the decorator's max_registers or None, static shared bytes) of a kernel
+    compile_launches compiled, as ptxas counts them (resources.py); None when its PTX or ptxas is
+    missing here. (launch_bounds, the other bound on a block's threads, is an option the loader
+    refuses.)"""
+    from .resources import own_shared, ptxas_report
 
     ptx = _PTX.get((source, launch))
     if not ptx:
         return None
     cap = _CAPS.get((source, launch))
     report = ptxas_report(ptx, cap)
-    return None if report is None else (report[0], cap)
+    return None if report is None else (report[0], cap, own_shared(report[2]))
 
 
 # The cuda.* intrinsics whose answer depends on the type Numba gives their argument: the width of

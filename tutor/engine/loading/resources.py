@@ -8,6 +8,9 @@ count: Numba's PTX (compile.py, already made for the compile check) goes through
 ptxas reports each kernel's registers, as it would for the GPU we judge against (sm_90, an
 H100/H200; every GPU since Volta holds 65,536 registers an SM and a block). Where nvJitLink is
 missing, no count is known and nothing is refused.
+
+ptxas also refuses outright what NVVM lets through, a static shared array past 48 KiB: that is a
+compile error here as it is on a GPU (compile.py asks ptxas_refusal for every launched kernel).
 """
 
 from __future__ import annotations
@@ -19,13 +22,36 @@ REGISTERS_PER_SM = 65536   # also the most one block may use
 REGISTER_UNIT = 256        # registers are given to a warp in units of this many
 _REPORT = re.compile(r"Function properties for '([^']+)'.*?used (\d+) registers.*?(\d+) stack, (\d+) bytes smem",
                      re.S)
-_COUNTS: dict = {}  # (ptx, max_registers) -> (registers, stack bytes, static shared bytes), or None
+_COUNTS: dict = {}  # (ptx, max_registers) -> (registers, stack bytes, static shared bytes), a refusal, or None
+_SHARED_DATA = re.compile(r"uses too much shared data \((0x[0-9a-f]+) bytes, (0x[0-9a-f]+) max\)")
+STATIC_SHARED_MAX = 48 * 1024  # bytes of shared memory a block may have without opting in to more
+# ptxas's "bytes smem" for sm_90 counts, beside the kernel's own arrays, the 1 KiB the driver keeps
+# for itself in a block that uses shared memory at all (a 1-float array reports 1,028, one of 0
+# floats, dynamic only, 1,024); the 48 KiB limit is on the kernel's own bytes
+RESERVED_SHARED = 1024
+
+
+class Refused(str):
+    """ptxas's refusal of a kernel, in a learner's words (a str)."""
 
 
 def ptxas_report(ptx: str, max_registers: int | None = None) -> tuple[int, int, int] | None:
     """(registers a thread, stack bytes a thread, static shared bytes) of the PTX's one kernel, as
     ptxas builds it for ARCH, capped at `max_registers` as the decorator asks; None when nvJitLink
-    is missing here or ptxas printed no report."""
+    is missing here, or ptxas refused the kernel (ptxas_refusal says why) or printed no report."""
+    found = _ptxas_cached(ptx, max_registers)
+    return None if isinstance(found, Refused) else found
+
+
+def ptxas_refusal(ptx: str, max_registers: int | None = None) -> str | None:
+    """Why ptxas, the assembler a GPU's driver runs on Numba's PTX, refuses this kernel; None when
+    it accepts it or cannot run here. NVVM accepts what ptxas then refuses: a static shared array of
+    more than 48 KiB compiles to PTX and never loads on a GPU."""
+    found = _ptxas_cached(ptx, max_registers)
+    return found if isinstance(found, Refused) else None
+
+
+def _ptxas_cached(ptx: str, max_registers: int | None):
     key = (ptx, max_registers)
     if key not in _COUNTS:
         if len(_COUNTS) >= 256:  # a warm child sees a new source at every run of watch mode
@@ -47,10 +73,15 @@ def _ptxas(ptx: str, max_registers: int | None):
     try:
         data = ptx.encode()
         nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), "kernel.ptx")
-        nvjitlink.complete(handle)
+        try:
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError:
+            log = bytearray(nvjitlink.get_error_log_size(handle))
+            nvjitlink.get_error_log(handle, log)
+            return _refusal(log.decode(errors="replace"))
         log = bytearray(nvjitlink.get_info_log_size(handle))
         nvjitlink.get_info_log(handle, log)
-    except Exception:  # noqa: BLE001 (ptxas refused what NVVM made: the compile check speaks for it)
+    except Exception:  # noqa: BLE001 (nvJitLink itself failed: no count, no refusal)
         return None
     finally:
         nvjitlink.destroy(handle)
@@ -58,6 +89,38 @@ def _ptxas(ptx: str, max_registers: int | None):
     if not found:
         return None
     return int(found.group(2)), int(found.group(3)), int(found.group(4))
+
+
+def _refusal(log: str) -> Refused | None:
+    """ptxas's error, without its mangled names and hexadecimal: what the kernel asked for too much of."""
+    shared = _SHARED_DATA.search(log)
+    if shared:
+        used, most = int(shared.group(1), 16), int(shared.group(2), 16)
+        return Refused(f"ptxas, which turns the compiled kernel into the GPU's machine code, refuses it: its "
+                       f"cuda.shared.array declarations take {used:,} bytes of shared memory, and a block may have "
+                       f"at most {most:,} ({most // 1024} KiB). Make the shared arrays smaller (a tile, not a "
+                       f"whole row), or keep part of the data in registers or global memory.")
+    lines = [line.split(":", 1)[-1].strip() for line in log.splitlines() if line.lstrip().startswith("error")]
+    if not lines:
+        return None  # not a refusal of the kernel (nvJitLink failed in itself): the compile check stands
+    text = re.sub(r"'_Z\w+'", "the kernel", "; ".join(lines))
+    return Refused(f"ptxas, which turns the compiled kernel into the GPU's machine code, refuses it: {text}")
+
+
+def own_shared(reported: int) -> int:
+    """The kernel's own static shared bytes, from ptxas's count with the driver's reserve."""
+    return reported - RESERVED_SHARED if reported >= RESERVED_SHARED else reported
+
+
+def too_much_shared(kernel: str, static: int, dynamic: int) -> str | None:
+    """What the GPU answers to a launch whose dynamic shared memory, beside the kernel's static
+    arrays, passes what a block may have; None when it fits."""
+    if static + dynamic <= STATIC_SHARED_MAX or dynamic <= 0:
+        return None
+    return (f"CUDA_ERROR_INVALID_VALUE: a GPU refuses to launch `{kernel}`: its cuda.shared.array declarations take "
+            f"{static:,} bytes, and the launch asks for {dynamic:,} bytes of dynamic shared memory more; a block "
+            f"may have {STATIC_SHARED_MAX:,} (48 KiB) in all. Ask for at most {STATIC_SHARED_MAX - static:,} "
+            f"bytes in kernel[blocks, threads, 0, shared_bytes], or make the static arrays smaller.")
 
 
 def block_registers(threads: int, registers: int) -> int:
