@@ -22,7 +22,10 @@ def test_a_block_fits_up_to_the_sm_register_file_counted_in_whole_warp_units():
     assert block_registers(1024, 65) == 32 * 2304  # 65 x 32 = 2,080, rounded up to units of 256
     assert out_of_registers("k", 64, 1024, None) is None
     assert out_of_registers("k", 255, 256, None) is None  # 255 x 32 -> 8,192 a warp, 8 warps
-    assert most_threads(65) == 896 and most_threads(96) == 672 and most_threads(32) == 1024
+    # a block's warps count in multiples of an SM's 4 partitions: 21 warps of 96 registers (64,512
+    # by whole warps) count as 24, 73,728 registers, and a GPU refuses them (NVIDIA's occupancy header)
+    assert block_registers(672, 96) == 24 * 3072 and out_of_registers("k", 96, 672, None)
+    assert most_threads(65) == 896 and most_threads(96) == 640 and most_threads(32) == 1024
 
 
 def test_the_refusal_says_what_the_gpu_says_why_and_what_to_change():
@@ -30,9 +33,11 @@ def test_the_refusal_says_what_the_gpu_says_why_and_what_to_change():
     assert message.startswith("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES")
     assert "`layernorm_rows`" in message and "1024 threads" in message and "96 registers" in message
     assert "98,304" in message and "65,536" in message
-    assert "at most 672 threads" in message and "max_registers=64" in message
+    assert "at most 640 threads" in message and "max_registers=64" in message
     # the cap it advises fits, and so does the block size
-    assert block_registers(1024, 64) <= 65536 and block_registers(672, 96) <= 65536
+    assert block_registers(1024, 64) <= 65536 and block_registers(640, 96) <= 65536
+    # at 800 threads (25 warps, counted as 28) the cap must fit 28 warps: 72, not 80
+    assert "max_registers=72" in out_of_registers("k", 96, 800, None) and block_registers(800, 72) <= 65536
     assert "capped at max_registers=128" in out_of_registers("k", 128, 1024, 128)
 
 
@@ -157,3 +162,36 @@ def test_dynamic_shared_memory_past_what_the_static_arrays_leave_is_refused_at_l
     message = result.failures[0].message
     assert message.startswith("CUDA_ERROR_INVALID_VALUE") and "48,000 bytes" in message and "2,048" in message
     assert "at most 1,152" in message
+
+
+EXPERT = (Path(__file__).parents[2] / "kernels" / "layernorm" / "expert.py").read_text()
+
+
+@pytest.mark.parametrize("items, refused", [(20, True), (18, True), (15, False)])
+def test_registers_are_counted_for_the_build_a_gpu_launches(items, refused):
+    """Our layernorm expert keeping `items` row values a thread, in blocks of 1,024 threads on long
+    rows. The line-information PTX the model reads gave ptxas 64, 54 and 70 registers a thread;
+    numba-cuda's build for a launch (cc 9.0, link-time optimised, no line information) takes 80, 72
+    and 56: the first two cannot launch 1,024 threads, the third can (a helper's attack found both
+    errors: two kernels passed that a GPU refuses, one was refused that a GPU runs)."""
+    from tutor.coach.verify import verify
+
+    source = EXPERT.replace("ITEMS = 16 ", f"ITEMS = {items} ", 1)
+    assert source != EXPERT
+    result = verify("layernorm", source)
+    if refused:
+        assert {f.kind for f in result.failures} == {"runtime_error"}
+        assert "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" in result.failures[0].message
+    else:
+        assert result.passed, [(f.kind, f.config, f.message) for f in result.failures]
+
+
+def test_max_registers_that_is_not_a_number_does_not_compile_as_on_a_gpu():
+    # numba-cuda hands True to the linker as it is, and ptxas stops: "Invalid value 'True'"
+    from tutor.coach.verify import verify
+
+    source = EXPERT.replace("@cuda.jit(fastmath=True)", "@cuda.jit(fastmath=True, max_registers=True)", 1)
+    assert source != EXPERT
+    result = verify("layernorm", source)
+    assert {f.kind for f in result.failures} == {"compile_error"}
+    assert "max_registers=True is not a number of registers" in result.failures[0].message

@@ -22,6 +22,8 @@ _CACHE: dict = {}
 _STATUS: list = []
 _PTX: dict = {}  # (source, (kernel name, types)) -> PTX with line information, or None
 _CAPS: dict = {}  # (source, (kernel name, types)) -> the decorator's max_registers, or None
+_LAUNCHED: dict = {}  # (source, (kernel name, types)) -> the PTX a GPU assembles for a launch (_launched_build)
+GPU_CC = (9, 0)  # the GPU whose limits the simulator holds kernels to: an H100 / H200
 
 
 def nvvm_missing() -> str | None:
@@ -133,7 +135,8 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
                                                                     **_as_decorated(kernel))
                 _CAPS[(source, (name, types))] = (getattr(kernel, "targetoptions", {}) or {}).get("max_registers")
-            refused = ptxas_refusal(_PTX[(source, (name, types))], _CAPS[(source, (name, types))])
+                _LAUNCHED[(source, (name, types))] = _launched_build(source, kernel, sig) or _PTX[(source, (name, types))]
+            refused = ptxas_refusal(_LAUNCHED[(source, (name, types))], _CAPS[(source, (name, types))])
             if refused:  # NVVM made PTX that the GPU's own assembler refuses (resources.py)
                 failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
                                  "message": f"Numba compiles `{name}`, but {refused}"})
@@ -143,6 +146,53 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                              "message": f"Numba cannot compile `{name}` for a GPU"
                                         + (f" (line {line})" if line else "") + f": {message}"})
     return failures
+
+
+def _launched_build(source: str, kernel, sig) -> str | None:
+    """The PTX a GPU's driver assembles when `kernel` is launched, built as numba-cuda's dispatcher
+    builds it on an H100: for cc 9.0, with the decorator's own options (line information only if
+    asked), through link-time optimisation unless `debug` turns that off. ptxas's register count
+    depends on each of these: a layernorm counted 64 registers a thread from the model's
+    line-information PTX and takes 80 in this build, too many for 1,024 threads. None when this
+    build fails here (the model's PTX stands in)."""
+    from numba import cuda
+    from numba.cuda.cudadrv import driver
+
+    # the file's own decorator, not the kernel's targetoptions: loading turns line information on
+    options = _decorator_options(source, kernel.py_func.__name__)
+    asked = {k: options[k] for k in ("fastmath", "opt", "debug", "lineinfo") if k in options}
+    try:
+        if not options.get("debug", False):  # numba-cuda links through LTO unless debug
+            code, _ = cuda.compile(kernel.py_func, sig, cc=GPU_CC, output="ltoir", device=False, abi="numba", **asked)
+            linker = driver._Linker(cc=GPU_CC, lto=True)
+            linker.add_ltoir(code)
+            return linker.get_linked_ptx().decode()
+        ptx, _ = cuda.compile(kernel.py_func, sig, cc=GPU_CC, output="ptx", device=False, abi="numba", **asked)
+        return ptx
+    except Exception:  # noqa: BLE001 (an older numba-cuda or no nvJitLink: the model's PTX is counted)
+        return None
+
+
+def _decorator_options(source: str, name: str) -> dict:
+    """The literal keywords of `@cuda.jit(...)` on the kernel `name` in the file's text."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            for decorator in node.decorator_list:
+                if isinstance(decorator, ast.Call):
+                    found = {}
+                    for keyword in decorator.keywords:
+                        try:
+                            found[keyword.arg] = ast.literal_eval(keyword.value)
+                        except ValueError:
+                            continue
+                    return found
+    return {}
 
 
 def _as_decorated(kernel) -> dict:
@@ -197,7 +247,7 @@ def launch_resources(source: str, launch: tuple) -> tuple[int, int | None, int] 
     refuses.)"""
     from .resources import own_shared, ptxas_report
 
-    ptx = _PTX.get((source, launch))
+    ptx = _LAUNCHED.get((source, launch))
     if not ptx:
         return None
     cap = _CAPS.get((source, launch))

@@ -20,6 +20,7 @@ import re
 ARCH = "sm_90"
 REGISTERS_PER_SM = 65536   # also the most one block may use
 REGISTER_UNIT = 256        # registers are given to a warp in units of this many
+PARTITIONS = 4             # an SM's warp schedulers: a block's warps are counted in multiples of this
 _REPORT = re.compile(r"Function properties for '([^']+)'.*?used (\d+) registers.*?(\d+) stack, (\d+) bytes smem",
                      re.S)
 _COUNTS: dict = {}  # (ptx, max_registers) -> (registers, stack bytes, static shared bytes), a refusal, or None
@@ -52,7 +53,7 @@ def ptxas_refusal(ptx: str, max_registers: int | None = None) -> str | None:
 
 
 def _ptxas_cached(ptx: str, max_registers: int | None):
-    key = (ptx, max_registers)
+    key = (ptx, type(max_registers).__name__, max_registers)  # True == 1, but ptxas refuses True
     if key not in _COUNTS:
         if len(_COUNTS) >= 256:  # a warm child sees a new source at every run of watch mode
             _COUNTS.clear()
@@ -65,6 +66,11 @@ def _ptxas(ptx: str, max_registers: int | None):
         from cuda.bindings import nvjitlink
     except ImportError:
         return None
+    if max_registers is True or (max_registers and not str(max_registers).isdigit()):
+        # numba-cuda hands the decorator's value to the linker as it is: ptxas stops at `True`
+        return Refused(f"ptxas, which turns the compiled kernel into the GPU's machine code, refuses it: "
+                       f"max_registers={max_registers!r} is not a number of registers (\"Invalid value for "
+                       f"option 'maxrregcount'\"). Write a whole number, e.g. @cuda.jit(max_registers=64).")
     options = [f"-arch={ARCH}", "-verbose"] + ([f"-maxrregcount={max_registers}"] if max_registers else [])
     try:
         handle = nvjitlink.create(len(options), options)
@@ -100,7 +106,8 @@ def _refusal(log: str) -> Refused | None:
                        f"cuda.shared.array declarations take {used:,} bytes of shared memory, and a block may have "
                        f"at most {most:,} ({most // 1024} KiB). Make the shared arrays smaller (a tile, not a "
                        f"whole row), or keep part of the data in registers or global memory.")
-    lines = [line.split(":", 1)[-1].strip() for line in log.splitlines() if line.lstrip().startswith("error")]
+    lines = [line.split(":", 1)[-1].strip() for line in log.splitlines()
+             if line.lstrip().startswith(("error", "ptxas fatal"))]
     if not lines:
         return None  # not a refusal of the kernel (nvJitLink failed in itself): the compile check stands
     text = re.sub(r"'_Z\w+'", "the kernel", "; ".join(lines))
@@ -123,16 +130,22 @@ def too_much_shared(kernel: str, static: int, dynamic: int) -> str | None:
             f"bytes in kernel[blocks, threads, 0, shared_bytes], or make the static arrays smaller.")
 
 
+def _warps(threads: int) -> int:
+    """Warps a block's registers are counted for: whole warps, rounded up to a multiple of the SM's
+    4 partitions (NVIDIA's occupancy calculator: the hardware checks a launch against the per-block
+    register limit this way; 21 warps of 96 registers count as 24 and do not fit)."""
+    return -(-(-(-threads // 32)) // PARTITIONS) * PARTITIONS
+
+
 def block_registers(threads: int, registers: int) -> int:
-    """Registers one block takes from its SM: whole warps, each given whole units of REGISTER_UNIT."""
-    warps = -(-threads // 32)
-    return warps * (-(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT)
+    """Registers one block takes from its SM: warps (_warps), each given whole units of REGISTER_UNIT."""
+    return _warps(threads) * (-(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT)
 
 
 def most_threads(registers: int) -> int:
-    """The largest whole-warp block whose registers fit."""
+    """The largest block whose registers fit: whole warps, a multiple of 4 of them."""
     per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
-    return min(1024, REGISTERS_PER_SM // per_warp * 32)
+    return min(1024, REGISTERS_PER_SM // per_warp // PARTITIONS * PARTITIONS * 32)
 
 
 def out_of_registers(kernel: str, registers: int, threads: int, capped: int | None) -> str | None:
@@ -142,7 +155,7 @@ def out_of_registers(kernel: str, registers: int, threads: int, capped: int | No
     if need <= REGISTERS_PER_SM:
         return None
     fewer = most_threads(registers)
-    cap = (REGISTERS_PER_SM // (-(-threads // 32) * 32)) // 8 * 8  # max_registers that would let it fit
+    cap = (REGISTERS_PER_SM // (_warps(threads) * 32)) // 8 * 8  # max_registers that would let it fit
     return (f"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: a GPU refuses to launch `{kernel}` with blocks of {threads} "
             f"threads. ptxas gives it {registers} registers a thread (for an H100, {ARCH}"
             + (f", capped at max_registers={capped}" if capped else "")
