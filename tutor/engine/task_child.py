@@ -315,7 +315,7 @@ def _refused_launches(source: str, module, planned) -> list[dict]:
         if (launch, threads, dynamic) in seen or launch[0] in refused:
             continue
         seen.add((launch, threads, dynamic))
-        counted = launch_resources(source, launch)
+        counted = launch_resources(source, launch, threads)
         if counted is None:
             continue
         registers, cap, static = counted

@@ -22,7 +22,7 @@ _CACHE: dict = {}
 _STATUS: list = []
 _PTX: dict = {}  # (source, (kernel name, types)) -> PTX with line information, or None
 _CAPS: dict = {}  # (source, (kernel name, types)) -> the decorator's max_registers, or None
-_LAUNCHED: dict = {}  # (source, (kernel name, types)) -> the PTX a GPU assembles for a launch (_launched_build)
+_LAUNCHED: dict = {}  # (source, (kernel name, types)) -> (kernel, signature, untrusted), then its launch PTX
 GPU_CC = (9, 0)  # the GPU whose limits the simulator holds kernels to: an H100 / H200
 
 
@@ -135,8 +135,9 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
                                                                     **_as_decorated(kernel))
                 _CAPS[(source, (name, types))] = (getattr(kernel, "targetoptions", {}) or {}).get("max_registers")
-                _LAUNCHED[(source, (name, types))] = _launched_build(source, kernel, sig) or _PTX[(source, (name, types))]
-            refused = ptxas_refusal(_LAUNCHED[(source, (name, types))], _CAPS[(source, (name, types))])
+                _LAUNCHED[(source, (name, types))] = (kernel, sig, untrusted)  # built when a launch needs it
+            # static shared memory and the decorator's max_registers are the same in every build
+            refused = ptxas_refusal(_PTX[(source, (name, types))], _CAPS[(source, (name, types))])
             if refused:  # NVVM made PTX that the GPU's own assembler refuses (resources.py)
                 failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
                                  "message": f"Numba compiles `{name}`, but {refused}"})
@@ -240,17 +241,31 @@ def launches_ptx(source: str, filename: str, launches, *, untrusted: bool = Fals
     return {k: _PTX[(source, k)] for k in wanted if _PTX.get((source, k))}
 
 
-def launch_resources(source: str, launch: tuple) -> tuple[int, int | None, int] | None:
+def launch_resources(source: str, launch: tuple, threads: int) -> tuple[int, int | None, int] | None:
     """(registers a thread, the decorator's max_registers or None, static shared bytes) of a kernel
-    compile_launches compiled, as ptxas counts them (resources.py); None when its PTX or ptxas is
-    missing here. (launch_bounds, the other bound on a block's threads, is an option the loader
-    refuses.)"""
+    compile_launches compiled, launched with blocks of `threads`, as ptxas counts them
+    (resources.py); None when its PTX or ptxas is missing here. (launch_bounds, the other bound on
+    a block's threads, is an option the loader refuses.)
+
+    Registers are counted in the build a GPU launches (_launched_build, 1-4 s more of NVVM) only
+    where they can matter: blocks of up to 256 threads fit an SM at any count (255 registers x 32,
+    rounded to 8,192 a warp, x 8 warps = 65,536); below that the model's PTX gives the shared bytes."""
     from .resources import own_shared, ptxas_report
 
-    ptx = _LAUNCHED.get((source, launch))
+    ptx = _PTX.get((source, launch))
     if not ptx:
         return None
     cap = _CAPS.get((source, launch))
+    if threads > 256:
+        built = _LAUNCHED.get((source, launch))
+        if isinstance(built, tuple):
+            kernel, sig, untrusted = built
+            import warnings
+
+            with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                built = _LAUNCHED[(source, launch)] = _launched_build(source, kernel, sig) or ptx
+        ptx = built or ptx
     report = ptxas_report(ptx, cap)
     return None if report is None else (report[0], cap, own_shared(report[2]))
 
