@@ -4,8 +4,9 @@ A launch whose block needs more registers than an SM holds never starts on a GPU
 answers CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. The simulator runs Python, with no register file, so a
 layernorm candidate that kept 16 row values, gamma and beta in registers (94 a thread) for blocks of
 1,024 threads passed every simulator shape and then failed to launch on an H100. ptxas decides the
-count: Numba's PTX (compile.py, already made for the compile check) goes through nvJitLink, whose
-ptxas reports each kernel's registers, as it would for the GPU we judge against (sm_90, an
+count: the PTX numba-cuda builds for a launch (compile.py's _launched_build: the model's
+line-information PTX counts differently, 64 registers where the launch takes 80) goes through
+nvJitLink, whose ptxas reports each kernel's registers, as for the GPU we judge against (sm_90, an
 H100/H200; every GPU since Volta holds 65,536 registers an SM and a block). Where nvJitLink is
 missing, no count is known and nothing is refused.
 
