@@ -26,22 +26,22 @@ from tutor.coach.tasks import coaching_tasks  # noqa: E402
 from tutor.coach.walkthrough import load_walkthrough  # noqa: E402
 from tutor.engine.loading.compile import launches_ptx, no_device_needed  # noqa: E402
 from tutor.engine.loading.loader import load_module_for_numba  # noqa: E402
-from tutor.engine.loading.resources import ptxas_report  # noqa: E402
+from tutor.engine.loading.resources import REGISTERS_PER_SM, ptxas_report, warp_registers  # noqa: E402
 from tutor.engine.loading.sim_loader import load_module_for_sim  # noqa: E402
 from tutor.engine.sim.devicearray import DeviceArray  # noqa: E402
 from tutor.engine.sim.launch import records  # noqa: E402
 
-# Hopper (sm_90) per SM: registers, threads, blocks, shared memory (bytes: 228 KiB, of which each block
-# also gives the driver 1 KiB); registers are given to warps in units of 256.
-REGS, THREADS, BLOCKS, SMEM, REG_UNIT = 65536, 2048, 32, 233472, 256
+# Hopper (sm_90) per SM: threads, blocks, shared memory (bytes: 228 KiB, of which each block also
+# gives the driver 1 KiB); registers per SM and per warp as resources.py counts them for a launch.
+THREADS, BLOCKS, SMEM = 2048, 32, 233472
 
 
 def blocks_per_sm(threads: int, registers: int, shared: int) -> tuple[int, str]:
     """How many blocks of this kernel an SM holds, and which limit sets it."""
     warps = -(-threads // 32)
-    per_warp = -(-registers * 32 // REG_UNIT) * REG_UNIT
+    per_warp = warp_registers(registers)
     limits = {"threads": THREADS // (warps * 32), "blocks": BLOCKS,
-              "registers": REGS // (per_warp * warps) if registers else BLOCKS,
+              "registers": REGISTERS_PER_SM // (per_warp * warps) if registers else BLOCKS,
               # ptxas's shared bytes already hold the 1 KiB the driver keeps per block (resources.py)
               "shared memory": SMEM // shared if shared else BLOCKS}
     limit = min(limits, key=limits.get)

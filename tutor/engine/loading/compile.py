@@ -21,8 +21,8 @@ CC = (8, 0)  # explicit compute capability: with no device present, the driver c
 _CACHE: dict = {}
 _STATUS: list = []
 _PTX: dict = {}  # (source, (kernel name, types)) -> PTX with line information, or None
-_CAPS: dict = {}  # (source, (kernel name, types)) -> the decorator's max_registers, or None
-_LAUNCHED: dict = {}  # (source, (kernel name, types)) -> (kernel, signature, untrusted), then its launch PTX
+_KERNELS: dict = {}  # (source, (kernel name, types)) -> (kernel, signature, untrusted) compile_launches compiled
+_LAUNCHED: dict = {}  # (source, (kernel name, types)) -> its launch PTX (_launched_build), made when needed
 GPU_CC = (9, 0)  # the GPU whose limits the simulator holds kernels to: an H100 / H200
 
 
@@ -134,10 +134,9 @@ def compile_launches(source: str, filename: str, launches, *, untrusted: bool = 
                 # with line information, for the instruction model (launches_ptx reads it from here)
                 _PTX[(source, (name, types))], _ = cuda.compile_ptx(kernel.py_func, sig, cc=CC, lineinfo=True,
                                                                     **_as_decorated(kernel))
-                _CAPS[(source, (name, types))] = (getattr(kernel, "targetoptions", {}) or {}).get("max_registers")
-                _LAUNCHED[(source, (name, types))] = (kernel, sig, untrusted)  # built when a launch needs it
+                _KERNELS[(source, (name, types))] = (kernel, sig, untrusted)
             # static shared memory and the decorator's max_registers are the same in every build
-            refused = ptxas_refusal(_PTX[(source, (name, types))], _CAPS[(source, (name, types))])
+            refused = ptxas_refusal(_PTX[(source, (name, types))], _max_registers(kernel))
             if refused:  # NVVM made PTX that the GPU's own assembler refuses (resources.py)
                 failures.append({"kind": "compile_error", "line": kernel.py_func.__code__.co_firstlineno,
                                  "message": f"Numba compiles `{name}`, but {refused}"})
@@ -253,21 +252,25 @@ def launch_resources(source: str, launch: tuple, threads: int) -> tuple[int, int
     from .resources import own_shared, ptxas_report
 
     ptx = _PTX.get((source, launch))
-    if not ptx:
+    if not ptx or (source, launch) not in _KERNELS:
         return None
-    cap = _CAPS.get((source, launch))
+    kernel, sig, untrusted = _KERNELS[(source, launch)]
     if threads > 256:
-        built = _LAUNCHED.get((source, launch))
-        if isinstance(built, tuple):
-            kernel, sig, untrusted = built
+        if (source, launch) not in _LAUNCHED:
             import warnings
 
             with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                built = _LAUNCHED[(source, launch)] = _launched_build(source, kernel, sig) or ptx
-        ptx = built or ptx
+                _LAUNCHED[(source, launch)] = _launched_build(source, kernel, sig) or ptx
+        ptx = _LAUNCHED[(source, launch)]
+    cap = _max_registers(kernel)
     report = ptxas_report(ptx, cap)
     return None if report is None else (report[0], cap, own_shared(report[2]))
+
+
+def _max_registers(kernel):
+    """The decorator's max_registers (None where it set none)."""
+    return (getattr(kernel, "targetoptions", {}) or {}).get("max_registers")
 
 
 # The cuda.* intrinsics whose answer depends on the type Numba gives their argument: the width of

@@ -138,15 +138,19 @@ def _warps(threads: int) -> int:
     return -(-(-(-threads // 32)) // PARTITIONS) * PARTITIONS
 
 
+def warp_registers(registers: int) -> int:
+    """Registers one warp is given: its 32 threads' count, in whole units of REGISTER_UNIT."""
+    return -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
+
+
 def block_registers(threads: int, registers: int) -> int:
-    """Registers one block takes from its SM: warps (_warps), each given whole units of REGISTER_UNIT."""
-    return _warps(threads) * (-(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT)
+    """Registers one block takes from its SM: warps (_warps), each given warp_registers."""
+    return _warps(threads) * warp_registers(registers)
 
 
 def most_threads(registers: int) -> int:
     """The largest block whose registers fit: whole warps, a multiple of 4 of them."""
-    per_warp = -(-registers * 32 // REGISTER_UNIT) * REGISTER_UNIT
-    return min(1024, REGISTERS_PER_SM // per_warp // PARTITIONS * PARTITIONS * 32)
+    return min(1024, REGISTERS_PER_SM // warp_registers(registers) // PARTITIONS * PARTITIONS * 32)
 
 
 def out_of_registers(kernel: str, registers: int, threads: int, capped: int | None) -> str | None:
