@@ -266,3 +266,27 @@ def test_c_shows_the_configs_memory_counters_and_c_again_the_grid(tmp_path, cata
         assert not pane.has_class("-counters") and pane.grid.region.width
 
     run_app(check, tmp_path)
+
+
+def test_a_narrow_panes_grid_is_as_high_as_its_lines_when_the_screen_lays_out_first():
+    """In a narrow pane the grid's height is its lines'. Textual keeps a widget's box until the
+    widget asks for a layout afresh, and an ask made while one is pending did not count. The app's
+    empty pane gets a run: the grid, hidden, lays out at width 0 (8 lines) and asks; the screen
+    lays out before the grid's idle (a busy machine), boxing it at 8 rows; the grid, resized to
+    the pane's width, lays out 5 lines and asks again, uncounted, and kept 8 rows (one snapshot in
+    a few). Here that order is forced: the screen's layout runs right after the run is shown."""
+    async def main():
+        app = PaneApp()
+        async with app.run_test(size=(79, 40)) as pilot:
+            pane = app.query_one(ThreadPane)
+            await pilot.pause()
+            assert pane.has_class("-empty") and pane.has_class("-narrow")
+            pane.show_runs(list(runs("dot")))
+            app.screen._refresh_layout()  # before the grid's idle, as on a busy machine
+            for _ in range(10):
+                await pilot.pause(0.02)
+            grid = pane.grid
+            assert len(grid.lines_text()) == 5
+            assert grid.size.height == 5, f"{grid.size.height} rows for 5 lines"
+
+    asyncio.run(main())

@@ -435,7 +435,20 @@ class ThreadGrid(ScrollView, can_focus=True):
         width = max((self._width(p) for p in self._lines), default=0)
         resized = self.virtual_size.height != len(self._lines)
         self.virtual_size = Size(width, len(self._lines))
-        self.refresh(layout=resized)  # an auto-height grid grows or shrinks with its layout
+        if resized:
+            self._relayout_height()
+        else:
+            self.refresh()
+
+    def _relayout_height(self) -> None:
+        """An auto-height grid (a narrow pane's) grows or shrinks with its layout. Textual caches a
+        widget's box under a count that refresh(layout=True) raises only when no layout is already
+        pending; a box worked out between a pending request and this one keeps the old height. So
+        the grid laid out at width 0 (its pane empty), resized to 65 columns and laid out again
+        before the first request ran, stayed 8 rows high for its 5 lines, one run in a few on a
+        busy machine. Raising the count here makes every change of height a new box."""
+        self._layout_updates += 1
+        self.refresh(layout=True)
 
     def _legend(self) -> list:
         counts = self.model.status_counts()
