@@ -1,5 +1,6 @@
 """Registers, spills and blocks per SM of every walkthrough step's kernels, as ptxas builds them for
-an H100/H200 (sm_90), with no GPU: Numba's PTX (the real compile, as the verifier makes it) goes
+an H100/H200 (sm_90), with no GPU: the PTX numba-cuda builds for a launch on an H100 (cc 9.0, link-time optimised, the
+decorator's own options: compile.launched_ptx, which the simulator's launch check counts too) goes
 through nvJitLink, whose ptxas reports each kernel's registers, stack frame (bytes a thread keeps
 in local memory: local arrays it could not keep in registers, and spilled registers) and shared
 memory. The launch is planned at the task's largest GPU shape (launch() recorded, no kernel run),
@@ -24,8 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from tutor.coach.tasks import coaching_tasks  # noqa: E402
 from tutor.coach.walkthrough import load_walkthrough  # noqa: E402
-from tutor.engine.loading.compile import launches_ptx, no_device_needed  # noqa: E402
-from tutor.engine.loading.loader import load_module_for_numba  # noqa: E402
+from tutor.engine.loading.compile import compile_launches, launched_ptx, max_registers  # noqa: E402
 from tutor.engine.loading.resources import REGISTERS_PER_SM, ptxas_report, warp_registers  # noqa: E402
 from tutor.engine.loading.sim_loader import load_module_for_sim  # noqa: E402
 from tutor.engine.sim.devicearray import DeviceArray  # noqa: E402
@@ -83,16 +83,14 @@ def main() -> None:
         print(f"  {'step':<30} {'kernel':<24} {'threads':>7} {'regs':>5} {'stack B':>7} {'smem B':>7} "
               f"{'blocks/SM':>9}  limit")
         for step in walk.steps:
-            with no_device_needed():
-                namespace = load_module_for_numba(step.source, "kernel.py")
             launches = planned(task, step.source)
-            ptx = launches_ptx(step.source, "kernel.py", [k for _, k, _ in launches])
+            compile_launches(step.source, "kernel.py", [k for _, k, _ in launches])
             for name, launch, threads in launches:
-                text = ptx.get(launch)
+                text = launched_ptx(step.source, launch)  # the build a launch runs, as the simulator counts it
                 if text is None:
                     print(f"  {step.file:<30} {name:<24} not compiled")
                     continue
-                cap = (getattr(namespace.get(name), "targetoptions", {}) or {}).get("max_registers")
+                cap = max_registers(step.source, launch)
                 report = ptxas_report(text, cap)
                 if report is None:
                     print(f"  {step.file:<30} {name:<24} ptxas gave no report (nvJitLink missing?)")

@@ -19,7 +19,7 @@ P_SMEM = BKV * QP
 V_SMEM = VC * D_MAX
 
 
-# max_registers=128: ptxas would take about 165 registers a thread, which leaves room for one
+# max_registers=128: ptxas would take about 160 registers a thread, which leaves room for one
 # block of 256 threads per SM (65,536 registers); at 128 two fit, for a few spilled bytes.
 @cuda.jit(fastmath=True, max_registers=128)
 def attention_flash(out, q, k, v, nh, s, d, n_qt):

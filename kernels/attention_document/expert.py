@@ -19,7 +19,7 @@ P_SMEM = BKV * QP
 V_SMEM = VC * D_MAX
 
 
-# No register cap here: ptxas takes about 166 registers a thread (one 256-thread block per SM), and
+# No register cap here: ptxas takes about 200 registers a thread (one 256-thread block per SM), and
 # capped at 128 (two blocks) it spilled 296 bytes a thread: 0.391 ms against 0.332 uncapped on an
 # H100 (bench/results/kernels_h100.md).
 @cuda.jit(fastmath=True)

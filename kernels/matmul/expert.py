@@ -20,7 +20,7 @@ POS = 4095         # all-ones mask >= every shared index (see below)
 B_SMEM = 2 * B_STAGE
 
 
-# max_registers=128: ptxas would take about 150 registers a thread, which leaves room for one
+# max_registers=128: ptxas would take about 140 registers a thread, which leaves room for one
 # block of 256 threads per SM (65,536 registers); at 128 two fit, for a few spilled bytes.
 @cuda.jit(max_registers=128)
 def matmul_tiled(out, a, b, m, n, k):

@@ -246,7 +246,7 @@ def launch_resources(source: str, launch: tuple, threads: int) -> tuple[int, int
     (resources.py); None when its PTX or ptxas is missing here. (launch_bounds, the other bound on
     a block's threads, is an option the loader refuses.)
 
-    Registers are counted in the build a GPU launches (_launched_build, 1-4 s more of NVVM) only
+    Registers are counted in the build a GPU launches (launched_ptx, 1-4 s more of NVVM) only
     where they can matter: blocks of up to 256 threads fit an SM at any count (255 registers x 32,
     rounded to 8,192 a warp, x 8 warps = 65,536); below that the model's PTX gives the shared bytes."""
     from .resources import own_shared, ptxas_report
@@ -254,18 +254,33 @@ def launch_resources(source: str, launch: tuple, threads: int) -> tuple[int, int
     ptx = _PTX.get((source, launch))
     if not ptx or (source, launch) not in _KERNELS:
         return None
-    kernel, sig, untrusted = _KERNELS[(source, launch)]
     if threads > 256:
-        if (source, launch) not in _LAUNCHED:
-            import warnings
-
-            with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                _LAUNCHED[(source, launch)] = _launched_build(source, kernel, sig) or ptx
-        ptx = _LAUNCHED[(source, launch)]
-    cap = _max_registers(kernel)
+        ptx = launched_ptx(source, launch) or ptx
+    cap = _max_registers(_KERNELS[(source, launch)][0])
     report = ptxas_report(ptx, cap)
     return None if report is None else (report[0], cap, own_shared(report[2]))
+
+
+def launched_ptx(source: str, launch: tuple) -> str | None:
+    """The PTX a GPU's driver assembles for a kernel compile_launches compiled (_launched_build),
+    made once per source and launch; the model's PTX where that build fails here, None where
+    compile_launches compiled no such kernel. bench/registers.py counts registers in it too."""
+    if (source, launch) not in _KERNELS:
+        return None
+    if (source, launch) not in _LAUNCHED:
+        import warnings
+
+        kernel, sig, untrusted = _KERNELS[(source, launch)]
+        with no_device_needed(), every_line_typed(untrusted), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _LAUNCHED[(source, launch)] = _launched_build(source, kernel, sig) or _PTX.get((source, launch))
+    return _LAUNCHED[(source, launch)]
+
+
+def max_registers(source: str, launch: tuple) -> int | None:
+    """The decorator's max_registers of a kernel compile_launches compiled (None: none set)."""
+    entry = _KERNELS.get((source, launch))
+    return _max_registers(entry[0]) if entry else None
 
 
 def _max_registers(kernel):
