@@ -144,14 +144,23 @@ def test_seat_numbers_replace_every_name(room):
 
 # -- live ---------------------------------------------------------------------------------------------
 def test_a_learners_passing_run_shows_as_solved_within_two_seconds(copy):
+    """Within two seconds: the view reads the room every REFRESH_S (1 s), and a run saved shows at
+    the latest in the second reading drawn after it (the first may have begun before the save).
+    Counted in readings, not seconds: on a loaded machine a reading can take longer to draw (CI saw
+    3 s here once while two other test workers ran)."""
+    from tutor.app.room_app import REFRESH_S
+
+    assert REFRESH_S <= 1.0
+
     async def check(app, pilot):
         grid = app.query_one(LearnerGrid)
         assert grid.cell_text("learner-s03", "dot").startswith("✗ race")
         Store(copy / "learners" / "s03", clock=Clock(NOW)).record_run("dot", True, None)
-        saved = time.monotonic()
-        await until(pilot, lambda: grid.cell_text("learner-s03", "dot").startswith("✓"), timeout=2.0,
+        saved = app.reads
+        await until(pilot, lambda: grid.cell_text("learner-s03", "dot").startswith("✓") or app.reads > saved + 2,
                     what="the learner's passing run in the grid")
-        assert time.monotonic() - saved < 2.0
+        assert grid.cell_text("learner-s03", "dot").startswith("✓"), f"not shown in {app.reads - saved} readings"
+        assert app.reads - saved <= 2
         assert mistakes(app)[0].startswith("dot: 11 of 30 learners")
 
     run(view(copy), check)
