@@ -160,8 +160,8 @@ def test_an_app_key_does_not_wait_on_a_widget_that_is_gone(tmp_path):
         await app.screen.mount(gone)
         await gone.remove()
         started = time.monotonic()
-        await caught_up(gone)
-        assert time.monotonic() - started < 0.5
+        await caught_up(gone, limit=30.0)  # a limit far past any busy machine's delay: waiting it is the bug
+        assert time.monotonic() - started < 10
 
     run(check, tmp_path)
 
