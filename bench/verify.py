@@ -58,6 +58,8 @@ def main() -> int:
         print(f"{task:22} {name:28} {seconds:6.1f} s  {'passed' if verdict.passed else 'FAILED ' + ','.join(verdict.kinds())}"
               f"{'  sampled shapes: ' + str(sampled) if sampled else ''}"
               f"{'  unchecked lines: ' + str(verdict.unchecked_lines) if verdict.unchecked_lines else ''}", flush=True)
+        for failure in verdict.failures[:3]:  # "A row that does not pass is a bug to report": what to report
+            print(f"    {failure.kind} [{failure.config}] line {failure.line}: {failure.message[:400]}", flush=True)
     print()
     print("| task | candidate | seconds | verdict | sampled shapes | unchecked lines |")
     print("|---|---|---|---|---|---|")

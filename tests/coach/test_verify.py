@@ -112,6 +112,89 @@ def test_a_kernel_a_gpu_would_reject_is_rejected_on_the_simulator_too(task):
     assert not result.passed
 
 
+# What a GPU refuses only at the sizes it is timed at: the simulator's shapes (64 at most here)
+# never ask for it, the GPU's 1,000,003 does. Each passed the simulator's verification before.
+GRID_ON_Y = HEAD.replace("TPB = 32", "TPB = 8") + textwrap.dedent("""
+    @cuda.jit
+    def scale(out, x, n):
+        i = cuda.blockIdx.y * cuda.blockDim.x + cuda.threadIdx.x
+        if i < n:
+            out[i] = 2.0 * x[i]
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        scale[(1, (n + TPB - 1) // TPB), TPB](out, x, n)
+    """)
+NUMBA_HEAD = "import numba\nfrom numba import cuda\n\nTPB = 32\nITEMS = 40\n\n\n"
+ROW_IN_SHARED = NUMBA_HEAD + textwrap.dedent("""
+    @cuda.jit
+    def scale(out, x, n):
+        seen = cuda.shared.array(0, numba.float32)
+        i = cuda.grid(1)
+        if i < n:
+            seen[cuda.threadIdx.x] = x[i]
+            out[i] = 2.0 * seen[cuda.threadIdx.x]
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        scale[(n + TPB - 1) // TPB, TPB, 0, n * 4](out, x, n)  # far more than a block's TPB floats
+    """)
+BIG_BLOCKS_AT_SIZE = NUMBA_HEAD + textwrap.dedent("""
+    @cuda.jit
+    def scale(out, x, n):
+        held = cuda.local.array(ITEMS, numba.float32)
+        i = cuda.grid(1) * ITEMS
+        for j in range(ITEMS):
+            held[j] = x[i + j] if i + j < n else numba.float32(0)
+        for j in range(ITEMS):
+            if i + j < n:
+                out[i + j] = 2.0 * held[j]
+
+
+    def launch(out, x):
+        n = x.shape[0]
+        tpb = 1024 if n > 100000 else 32  # large blocks only where there is much work
+        scale[(n + tpb * ITEMS - 1) // (tpb * ITEMS), tpb](out, x, n)
+    """)
+
+
+@pytest.mark.parametrize("source, says", [
+    (GRID_ON_Y, "125001 blocks along y"),
+    (ROW_IN_SHARED, "4000012 bytes of dynamic shared"),
+], ids=["grid_y", "dynamic_shared"])
+def test_a_launch_a_gpu_refuses_only_at_its_own_shapes_fails_on_the_simulator(task, source, says):
+    result = verify(task, source)
+    assert not result.passed
+    refusal = [f for f in result.failures if f.kind == "runtime_error"]
+    assert refusal and says in refusal[0].message and "CUDA_ERROR_INVALID_VALUE" in refusal[0].message
+    assert refusal[0].config == "the GPU's shape (1000003,)" and refusal[0].line is not None
+    assert all(c.passed for c in result.configs)  # every simulator shape was right: only the GPU's refuses it
+
+
+def test_a_block_too_big_for_its_registers_only_at_the_gpus_shape_fails_on_the_simulator(task):
+    result = verify(task, BIG_BLOCKS_AT_SIZE)
+    refusal = [f for f in result.failures if f.kind == "runtime_error"]
+    assert refusal and refusal[0].message.startswith("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), result.failures
+    assert "1024 threads" in refusal[0].message and refusal[0].config == "the GPU's shape (1000003,)"
+    # from the honest side: the same kernel with blocks its registers fit passes, GPU shape and all
+    assert verify(task, BIG_BLOCKS_AT_SIZE.replace("tpb = 1024 if", "tpb = 256 if")).passed
+
+
+@pytest.mark.e2e  # a whole attention verification (20 s here)
+def test_attention_with_a_heads_keys_in_shared_memory_fails_at_the_gpus_shape():
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "gpu_shapes" / "attention_keys_in_shared.py").read_text()
+    result = verify("attention", source)
+    assert [(f.kind, f.config) for f in result.failures] == [("runtime_error", "the GPU's shape (1, 2, 257, 128)")]
+    assert "131584 bytes of dynamic shared memory" in result.failures[0].message
+    assert result.failures[0].line == source.splitlines().index(
+        "    attention_keys_shared[(nb * nh, (s + TPB - 1) // TPB), TPB, 0, s * d * 4](out, q, k, v, nh, s, d)") + 1
+    assert result.configs and all(c.passed for c in result.configs)
+
+
 def test_a_candidate_that_does_not_parse_is_rejected_before_anything_runs(task):
     result = verify(task, "def launch(out, x):\n    return (\n")
     assert kinds(result) == {"static"} and result.failures[0].rule == "syntax"

@@ -96,3 +96,14 @@ def test_a_launch_out_of_registers_is_refused_by_the_gpu_as_by_the_simulator():
     result = verify("layernorm", source, "gpu")
     assert not result.passed and set(result.kinds()) == {"runtime_error"}
     assert any("OUT_OF_RESOURCES" in f.message and not f.config.startswith("simulator") for f in result.failures)
+
+
+def test_a_launch_refused_only_at_the_gpus_shapes_is_refused_by_the_gpu_as_by_the_simulators_plan():
+    """tests/coach/gpu_shapes/attention_keys_in_shared.py: 131 KB of dynamic shared memory at
+    (1, 2, 257, 128), which the simulator's verification refuses by planning launch() there."""
+    from pathlib import Path
+
+    source = (Path(__file__).parent / "gpu_shapes" / "attention_keys_in_shared.py").read_text()
+    result = verify("attention", source, "gpu")
+    assert not result.passed
+    assert any(f.kind == "runtime_error" and not (f.config or "").startswith("simulator") for f in result.failures)

@@ -70,7 +70,8 @@ def verify(task: str, source: str, backend: str = "sim", *, timeout: float = DEF
     beside = None
     if backend != "sim":  # a GPU (or Numba's simulator) judges outputs only: our simulator's detections run beside it
         simulated = Verdict(puzzle=task, backend="sim")
-        beside = threading.Thread(target=_Judge(spec, source, "sim", deadline, timeout).run, args=(simulated,),
+        beside = threading.Thread(target=_Judge(spec, source, "sim", deadline, timeout, plan_gpu=False).run,
+                                  args=(simulated,),
                                   name="gpu-tutor-verify-sim", daemon=True)
         beside.start()
     turn = queue.turn(on_wait=on_wait) if queue is not None else contextlib.nullcontext()
@@ -105,8 +106,12 @@ def _add_simulator(verdict: Verdict, simulated: Verdict) -> None:
 class _Judge:
     """The parent's half of one verification: it holds the inputs, the reference and the verdict."""
 
-    def __init__(self, task, source, backend, deadline, timeout):
+    def __init__(self, task, source, backend, deadline, timeout, plan_gpu: bool = True):
+        """`plan_gpu`: on the simulator, also plan launch() at the GPU's shapes (gpu_shapes), where
+        a GPU would refuse what the simulator's small shapes never asked for; off beside a GPU's
+        own verification, which runs those shapes."""
         self.task, self.source, self.backend = task, source, backend
+        self.plan_gpu = plan_gpu and backend == "sim"
         self.deadline, self.timeout = deadline, timeout
         self.rng = np.random.default_rng(int.from_bytes(os.urandom(8), "little"))
         self.rtol, self.atol = task.tolerance
@@ -125,6 +130,8 @@ class _Judge:
                 self.executable, self.covered = _lines(loaded.get("lines")), set()
                 if not verdict.failures:
                     self.cases(verdict)
+                if not verdict.failures and verdict.configs and self.plan_gpu:
+                    self.gpu_shapes(verdict)
                 if not verdict.failures and verdict.configs and self.backend == "sim":
                     self.coverage(verdict)
                 if not verdict.failures and verdict.configs and self.backend == "gpu":
@@ -268,6 +275,25 @@ class _Judge:
             verdict.measures.append(record)
         verdict.configs[-1].passed = not failures
         return failures
+
+    def gpu_shapes(self, verdict: Verdict) -> None:
+        """launch() planned at each of the task's GPU shapes, no kernel run (task_child.plan_at): a
+        block of more threads than its registers allow, more dynamic shared memory than a block
+        may have, or a grid past the GPU's limits, where only a GPU's sizes ask for them, fails
+        here as it would fail there."""
+        shapes = []
+        for shape in self.task.shapes("gpu"):
+            arrays = _arrays_at(self.task, tuple(shape))
+            shapes.append({"where": f"the GPU's shape {tuple(shape)}",
+                           "out": list(self.inputs_mod.output_shape(shape)), "inputs": arrays})
+        self.in_flight = ("the GPU's shapes (planned)", time.monotonic())
+        try:
+            records, _ = self.ask({"op": "task_plan", "shapes": shapes})
+        except ChildFailed as e:
+            verdict.failures.append(Failure(kind="runtime_error", config="the GPU's shapes",
+                                            message=f"{e.name}: {e.message} (launch() planned at the GPU's shapes)"))
+            return
+        verdict.failures += [cleaned(i) for i in records.get("issues", [])]
 
     def coverage(self, verdict: Verdict) -> None:
         """Every line of the candidate's kernels and launch must run in some verified shape: a path
@@ -505,3 +531,16 @@ def _counted(claimed) -> list | None:
         return None
 
 
+
+
+_ARRAYS_AT: dict = {}
+
+
+def _arrays_at(task, shape: tuple) -> list:
+    """[[shape, dtype], ...] of the task's inputs at `shape` (made once per process: a GPU shape's
+    inputs take a second to draw, and only their sizes are sent)."""
+    key = (str(task.folder), shape)
+    if key not in _ARRAYS_AT:
+        made = task.module("inputs").make_inputs(np.random.default_rng(0), shape)
+        _ARRAYS_AT[key] = [[list(np.shape(x)), str(np.asarray(x).dtype)] for x in made]
+    return _ARRAYS_AT[key]

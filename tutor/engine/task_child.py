@@ -29,6 +29,8 @@ def handle(backend: str, state: dict, request: dict, arrays: list):
                    model=bool(request.get("model")))
     if op == "time":
         return time_on_gpu(state, request, arrays)
+    if op == "plan" and backend == "sim":
+        return plan_at(state, request.get("shapes"))
     raise ValueError(f"unknown request {op!r}")
 
 
@@ -298,6 +300,59 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         answer["modelled"] = modelled
         answer["counters"] = counted
     return answer, outs + list(inputs)
+
+
+MAX_PLANNED_MB = 2048  # of zeros at one shape: a GPU shape's inputs and out (attention's largest: 32 MB)
+
+
+def plan_at(state: dict, shapes) -> dict:
+    """What a GPU would refuse at the shapes the candidate is timed at, without running a kernel:
+    launch() at each shape's sizes (its arrays all zeros: launch() holds device arrays, whose values
+    it cannot read on a GPU) with every launch recorded, not run. The simulator's own shapes are
+    small; a block size, a grid or dynamic shared memory computed from a size can pass there and be
+    refused at a GPU's shape (the keys of a whole head in shared memory: 36 KB at the largest drawn
+    shape, 131 KB at (1, 2, 257, 128)). `shapes`: [{"where", "out": shape, "inputs": [[shape,
+    dtype], ...]}]. Answers {"issues": [...]}, the first shape's refusal only."""
+    from .loading.compile import compile_launches
+    from .sim.devicearray import DeviceArray
+    from .sim.launch import records
+
+    module = state["module"]
+    launch, cuda = module.namespace["launch"], module.cuda
+    for item in shapes if isinstance(shapes, list) else []:
+        where = str(item.get("where", "a GPU shape"))
+        arrays = [(tuple(int(n) for n in item["out"]), "float32")] + \
+                 [(tuple(int(n) for n in shape), str(dtype)) for shape, dtype in item["inputs"]]
+        if sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in arrays) > MAX_PLANNED_MB << 20:
+            continue
+        out, *inputs = [np.zeros(shape, dtype=np.dtype(dtype)) for shape, dtype in arrays]
+        try:
+            with records(cuda, record_only=True) as planned:
+                launch(DeviceArray(out, "out"), *[DeviceArray(x, f"input:{i}") for i, x in enumerate(inputs)])
+        except Exception as e:  # noqa: BLE001 (what the launch said, where the candidate's code said it)
+            return {"issues": [{"kind": "runtime_error", "line": _candidate_line(e), "config": where, "message": (
+                f"{type(e).__name__}: {e} (at {where}, where a GPU times it: launch() planned there, no kernel run)")}]}
+        fresh = [k for k in dict.fromkeys(planned.launches) if k not in state["compiled"]]
+        if fresh:
+            failures = compile_launches(state["source"], FILENAME, fresh, untrusted=True)
+            if failures:
+                return {"issues": [f | {"config": where, "message": f"{f['message']} (at {where})"} for f in failures]}
+            state["compiled"].update(fresh)
+        refused = _refused_launches(state["source"], module, planned)
+        if refused:
+            return {"issues": [f | {"config": where, "message": f"{f['message']} (at {where}, where a GPU times it: launch() planned "
+                                               "there, no kernel run)"} for f in refused]}
+    return {"issues": []}
+
+
+def _candidate_line(error: BaseException) -> int | None:
+    """The candidate's innermost line in the error's traceback (None if it never reached it)."""
+    tb, line = error.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == FILENAME:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _refused_launches(source: str, module, planned) -> list[dict]:
