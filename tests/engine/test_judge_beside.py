@@ -152,3 +152,15 @@ def test_a_timed_run_that_wrote_less_than_the_judged_run_fails_the_check(catalog
     result = judge(puzzle, CheckResult(verdict, runs), planned)
     assert not result.verdict.passed and result.verdict.kinds() == ["nondeterministic"]
     assert "timed run 3 of 3" in result.verdict.failures[0].message
+
+
+def test_the_text_view_pins_a_failure_to_its_line_unless_the_message_says_it():
+    from tutor.engine.verdict import Failure, Verdict
+    from tutor.engine.views.textview import verdict_text
+
+    verdict = Verdict(puzzle="p", backend="sim")
+    verdict.failures = [Failure(kind="runtime_error", message="the launch was refused", line=59, config="c"),
+                        Failure(kind="compile_error", message="bad at line 7", line=7)]
+    text = verdict_text(verdict)
+    assert "[config: c] [line 59]" in text
+    assert "[line 7]" not in text and "bad at line 7" in text

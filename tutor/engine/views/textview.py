@@ -33,6 +33,8 @@ def verdict_text(verdict: Verdict, *, color: bool = False) -> str:
                      "bounds, barriers and budgets from the simulator's run of the same inputs")
     for f in verdict.failures:
         where = f" [config: {f.config}]" if f.config else ""
+        if f.line is not None and f"line {f.line}" not in f.message:  # pinned to its line, where the text does not say it
+            where += f" [line {f.line}]"
         also = [d["also_in"] for d in f.details if isinstance(d, dict) and "also_in" in d]
         if also:
             where += f" [also in {len(also[0])} other config(s)]"
