@@ -36,5 +36,9 @@ def test_through_the_runner_the_verdict_arrives_within_the_time_limit_and_a_grac
         started = time.monotonic()
         verdict = runner.check("map", ENDLESS, "endless.py", seed=1, n_random=0, compile=False).verdict
         took = time.monotonic() - started
+    # The child's own verdict, with the loop's line: had it not come within the time limit and the
+    # runner's grace, the runner would have killed the child and answered a timeout with no line
+    # (as it once did). Counted by where the verdict came from, not in seconds: on a loaded machine
+    # the child's start and answer take longer (9.0 s seen here with other test workers running).
     assert [f.kind for f in verdict.failures] == ["timeout"] and verdict.failures[0].line in LOOP_LINES
-    assert took < 3.0 + 5.0, took  # the runner's grace; it used to be killed there with no line
+    assert took < 60.0, took  # and nothing waited on a hung child
