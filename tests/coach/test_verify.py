@@ -173,6 +173,24 @@ def test_a_launch_a_gpu_refuses_only_at_its_own_shapes_fails_on_the_simulator(ta
     assert all(c.passed for c in result.configs)  # every simulator shape was right: only the GPU's refuses it
 
 
+def test_a_shape_passed_whole_as_a_tuple_passes_as_on_a_gpu(task):
+    """numba-cuda types x.shape as a UniTuple of int64; the compile check typed it as a float, and
+    this honest kernel failed to compile here (a helper's attack on the GPU-shape plan)."""
+    source = HONEST.replace("def scale(out, x, n):", "def scale(out, x, shape):").replace(
+        "    if i < n:", "    if i < shape[0]:").replace(
+        "scale[(n + TPB - 1) // TPB, TPB](out, x, n)", "scale[(n + TPB - 1) // TPB, TPB](out, x, x.shape)")
+    assert "x.shape)" in source
+    assert verify(task, source).passed
+
+
+def test_a_block_of_more_than_64_threads_along_z_is_refused_as_on_a_gpu(task):
+    source = HONEST.replace("i = cuda.grid(1)", "i = cuda.blockIdx.x * 65 + cuda.threadIdx.z").replace(
+        "scale[(n + TPB - 1) // TPB, TPB](out, x, n)", "scale[(n + 64) // 65, (1, 1, 65)](out, x, n)")
+    result = verify(task, source)
+    assert not result.passed and "64 threads along z" in result.failures[0].message
+    assert verify(task, source.replace("65", "64")).passed
+
+
 def test_a_block_too_big_for_its_registers_only_at_the_gpus_shape_fails_on_the_simulator(task):
     result = verify(task, BIG_BLOCKS_AT_SIZE)
     refusal = [f for f in result.failures if f.kind == "runtime_error"]

@@ -120,3 +120,30 @@ def test_trim_shortens_a_long_message_at_a_sentence_not_mid_word():
     _, message = trim_numba_error(text, "k.py")
     assert message.startswith("Sentence number 0") and message.endswith("about the kernel."), message
     assert len(message) <= 300
+
+
+def test_launch_types_carry_a_views_layout_and_a_tuples_items():
+    """A column slice is not C-contiguous: Numba types it array(..., 'A'), and a kernel declared for
+    C arrays has no match for it on a GPU (a helper's matmul, launched in column chunks only past
+    2,048 columns, passed). A tuple (a shape passed whole) is a UniTuple of ints, not a float, which
+    made an honest kernel fail to compile here."""
+    import numpy as np
+
+    from tutor.engine.sim.launch import launch_types
+
+    a = np.zeros((4, 6), np.float32)
+    assert launch_types([a, a[:, :3], a.T, a[1:3], a[:, 1]]) == (
+        ("array", "float32", 2), ("array", "float32", 2, "A"), ("array", "float32", 2, "F"),
+        ("array", "float32", 2), ("array", "float32", 1, "A"))
+    assert launch_types([(4, 6), (1, 2.5)]) == (("tuple", (("int",), ("int",))), ("tuple", (("int",), ("float",))))
+
+    declared = ("from numba import cuda\n\n\n@cuda.jit('void(float32[:, ::1])')\ndef kernel(out):\n"
+                "    i, j = cuda.grid(2)\n    if i < out.shape[0] and j < out.shape[1]:\n        out[i, j] = 1.0\n")
+    assert compile_launches(declared, "candidate.py", [("kernel", (("array", "float32", 2),))]) == []
+    refused = compile_launches(declared, "candidate.py", [("kernel", (("array", "float32", 2, "A"),))])
+    assert refused and refused[0]["kind"] == "compile_error" and "float32[:, :]" in refused[0]["message"]
+
+    shaped = ("from numba import cuda\n\n\n@cuda.jit\ndef kernel(out, shape):\n    i = cuda.grid(1)\n"
+              "    if i < shape[0]:\n        out[i] = shape[1]\n")
+    assert compile_launches(shaped, "candidate.py", [("kernel", (("array", "float32", 1),
+                                                                  ("tuple", (("int",), ("int",)))))]) == []

@@ -514,9 +514,10 @@ def _compile_declared(declared, kernel) -> None:
 
 def _numba_type(numba, t):
     if t[0] == "array":
-        _, dtype, ndim = t
-        base = getattr(numba, dtype)
-        return base[(slice(None),) * (ndim - 1) + (slice(None, None, 1),)] if ndim > 1 else base[::1]
+        dtype, ndim, layout = t[1], t[2], t[3] if len(t) > 3 else "C"
+        return numba.types.Array(getattr(numba, dtype), ndim, layout)
+    if t[0] == "tuple":
+        return numba.types.BaseTuple.from_types([_numba_type(numba, item) for item in t[1]])
     if t[0] == "float":
         return numba.float64
     if t[0] == "bool":

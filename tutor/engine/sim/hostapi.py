@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 MAX_THREADS_PER_BLOCK = 1024
+MAX_BLOCK = (1024, 1024, 64)  # threads along each axis of a block (maxThreadsDim, every GPU since cc 2.0)
 MAX_GRID = (2 ** 31 - 1, 65535, 65535)
 
 
@@ -137,6 +138,11 @@ def check_launchable(blocks: tuple, threads: tuple, shared_bytes) -> None:
         raise CUDAError(f"CUDA_ERROR_INVALID_VALUE: a block of {b[0] * b[1] * b[2]} threads {tuple(threads)} cannot "
                         f"launch: a block holds at most {MAX_THREADS_PER_BLOCK} threads. Launch more blocks of fewer "
                         "threads, e.g. kernel[(n + 255) // 256, 256]")
+    for n, most, axis in zip(b, MAX_BLOCK, "xyz"):
+        if n > most:
+            raise CUDAError(f"CUDA_ERROR_INVALID_VALUE: a block of {tuple(threads)} threads cannot launch: a block "
+                            f"holds at most {most} threads along {axis} ({MAX_BLOCK[0]} along x and y, {MAX_BLOCK[2]} "
+                            f"along z, {MAX_THREADS_PER_BLOCK} in all). Put the larger count on x")
     if isinstance(shared_bytes, numbers.Real) and not 0 <= shared_bytes <= MAX_DYNAMIC_SHARED:
         raise CUDAError(f"CUDA_ERROR_INVALID_VALUE: a launch asked for {shared_bytes} bytes of dynamic shared memory; "
                         f"it may ask for 0 to {MAX_DYNAMIC_SHARED} (48 KiB): the fourth item of "

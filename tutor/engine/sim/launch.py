@@ -179,11 +179,18 @@ def _scalars_and_constants(kernel, named_args) -> tuple[dict, dict]:
 
 
 def launch_types(args) -> tuple:
-    """Each argument as the real compiler would type it: ('array', dtype, ndim), ('int',), ('float',)."""
+    """Each argument as the real compiler would type it: ('array', dtype, ndim) for a C-contiguous
+    array, ('array', dtype, ndim, 'F' or 'A') for another layout (a column slice is 'A': a kernel
+    declared for C arrays has no match for it), ('int',), ('float',), ('bool',), and ('tuple',
+    (each item's type, ...)) for a tuple (a shape passed whole)."""
     out = []
     for a in args:
         if hasattr(a, "dtype") and hasattr(a, "ndim") and a.ndim > 0:
-            out.append(("array", str(a.dtype), int(a.ndim)))
+            flags = getattr(a, "flags", None)
+            layout = "C" if flags is None or flags.c_contiguous else "F" if flags.f_contiguous else "A"
+            out.append(("array", str(a.dtype), int(a.ndim)) + (() if layout == "C" else (layout,)))
+        elif isinstance(a, tuple):
+            out.append(("tuple", launch_types(a)))
         elif isinstance(a, bool):
             out.append(("bool",))
         elif isinstance(a, (int,)) or (hasattr(a, "dtype") and a.dtype.kind in "iu"):
@@ -225,6 +232,8 @@ class Launch:
         self.block_nd = 1 if isinstance(threads, (int, np.integer)) else len(tuple(threads))
         if self.block[0] * self.block[1] * self.block[2] > 1024:
             raise ValueError(f"a block may hold at most 1024 threads, got {fmt_dim(self.block)}")
+        if self.block[0] > 1024 or self.block[1] > 1024 or self.block[2] > 64:
+            raise ValueError(f"a block may hold at most 1024 threads along x and y and 64 along z, got {fmt_dim(self.block)}")
         if not isinstance(shared_bytes, (int, np.integer)) or isinstance(shared_bytes, bool) or shared_bytes < 0:
             raise ValueError(f"the dynamic shared memory of a launch is a whole number of bytes, got {shared_bytes!r}")
         # every cuda.shared.array(0, dtype) of a block is a view of one buffer of this many bytes
