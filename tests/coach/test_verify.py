@@ -173,6 +173,19 @@ def test_a_launch_a_gpu_refuses_only_at_its_own_shapes_fails_on_the_simulator(ta
     assert all(c.passed for c in result.configs)  # every simulator shape was right: only the GPU's refuses it
 
 
+def test_scratch_a_gpu_holds_but_the_verifying_process_cannot_skips_the_plan_not_the_candidate(task):
+    """16 GB of scratch at the GPU's shape fits an H100's 80 GB, not the child's 8 GB: the plan
+    there is skipped with a note, and the candidate, right at every simulator shape, passes."""
+    source = HONEST.replace("from numba import cuda", "import numpy as np\nfrom numba import cuda").replace(
+        "    scale[(n + TPB - 1) // TPB, TPB](out, x, n)",
+        "    spare = cuda.device_array(n * 4096, np.float32)  # room for a wider variant\n"
+        "    scale[(n + TPB - 1) // TPB, TPB](out, x, n)")
+    assert "spare" in source
+    result = verify(task, source)
+    assert result.passed, result.failures
+    assert any("was not planned at the GPU's shape (1000003,)" in note for note in result.notes)
+
+
 def test_a_shape_passed_whole_as_a_tuple_passes_as_on_a_gpu(task):
     """numba-cuda types x.shape as a UniTuple of int64; the compile check typed it as a float, and
     this honest kernel failed to compile here (a helper's attack on the GPU-shape plan)."""

@@ -294,6 +294,10 @@ class _Judge:
                                             message=f"{e.name}: {e.message} (launch() planned at the GPU's shapes)"))
             return
         verdict.failures += [cleaned(i) for i in records.get("issues", [])]
+        skipped = [str(w)[:100] for w in records.get("skipped", [])[:8]] if isinstance(records.get("skipped"), list) else []
+        if skipped:
+            verdict.notes.append(f"launch() was not planned at {', '.join(skipped)}: its arrays did not fit this "
+                                 "machine's memory for a verification; a GPU's refusals there are not checked here")
 
     def coverage(self, verdict: Verdict) -> None:
         """Every line of the candidate's kernels and launch must run in some verified shape: a path

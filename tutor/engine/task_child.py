@@ -312,23 +312,30 @@ def plan_at(state: dict, shapes) -> dict:
     small; a block size, a grid or dynamic shared memory computed from a size can pass there and be
     refused at a GPU's shape (the keys of a whole head in shared memory: 36 KB at the largest drawn
     shape, 131 KB at (1, 2, 257, 128)). `shapes`: [{"where", "out": shape, "inputs": [[shape,
-    dtype], ...]}]. Answers {"issues": [...]}, the first shape's refusal only."""
+    dtype], ...]}]. Answers {"issues": [...], "skipped": [shapes not planned]}, the first shape's
+    refusal only. A shape whose scratch arrays this process cannot hold (its memory is capped; a
+    GPU's is larger) is skipped, not failed."""
     from .loading.compile import compile_launches
     from .sim.devicearray import DeviceArray
     from .sim.launch import records
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
+    skipped: list[str] = []  # shapes whose planning ran out of this process's memory
     for item in shapes if isinstance(shapes, list) else []:
         where = str(item.get("where", "a GPU shape"))
         arrays = [(tuple(int(n) for n in item["out"]), "float32")] + \
                  [(tuple(int(n) for n in shape), str(dtype)) for shape, dtype in item["inputs"]]
         if sum(int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in arrays) > MAX_PLANNED_MB << 20:
+            skipped.append(where)
             continue
         out, *inputs = [np.zeros(shape, dtype=np.dtype(dtype)) for shape, dtype in arrays]
         try:
             with records(cuda, record_only=True) as planned:
                 launch(DeviceArray(out, "out"), *[DeviceArray(x, f"input:{i}") for i, x in enumerate(inputs)])
+        except MemoryError:  # scratch a GPU's memory holds and this process may not: not the candidate's fault
+            skipped.append(where)
+            continue
         except Exception as e:  # noqa: BLE001 (what the launch said, where the candidate's code said it)
             return {"issues": [{"kind": "runtime_error", "line": _candidate_line(e), "config": where, "message": (
                 f"{type(e).__name__}: {e} (at {where}, where a GPU times it: launch() planned there, no kernel run)")}]}
@@ -342,7 +349,7 @@ def plan_at(state: dict, shapes) -> dict:
         if refused:
             return {"issues": [f | {"config": where, "message": f"{f['message']} (at {where}, where a GPU times it: launch() planned "
                                                "there, no kernel run)"} for f in refused]}
-    return {"issues": []}
+    return {"issues": [], "skipped": skipped}
 
 
 def _candidate_line(error: BaseException) -> int | None:
