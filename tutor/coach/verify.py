@@ -535,8 +535,6 @@ def _counted(claimed) -> list | None:
         return None
 
 
-
-
 _ARRAYS_AT: dict = {}
 
 

@@ -192,27 +192,14 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
     makes one launch and the kernel makes no global atomic (a block's cells are then its own work:
     a block that read another's cells in the same launch is a race the detectors report). Where
     that does not hold every block runs."""
-    from .loading.compile import compile_launches, launches_ptx
-    from .sim.devicearray import DeviceArray
+    from .loading.compile import launches_ptx
     from .sim.launch import Sample, records
     from .sim.linecounts import LineRuns
 
     module = state["module"]
     launch, cuda = module.namespace["launch"], module.cuda
-
-    def handles(out, arrays):  # what launch() holds, as on a GPU: sizes and kernels, no host maths
-        return [DeviceArray(out, "out")] + [DeviceArray(x, f"input:{i}") for i, x in enumerate(arrays)]
-
-    with records(cuda, record_only=True) as planned:  # what would launch, and with which types
-        launch(*handles(np.full(out_shape, np.nan, dtype=np.float32), [x.copy() for x in inputs]))
-    fresh = [k for k in dict.fromkeys(planned.launches) if k not in state["compiled"]]
-    if fresh:
-        failures = compile_launches(state["source"], FILENAME, fresh, untrusted=True)
-        if failures:  # not one line of a kernel the compiler refuses ever runs
-            return {"issues": failures, "launches": len(planned.launches), "moved": 0, "ran": False}, []
-        state["compiled"].update(fresh)
-    refused = _refused_launches(state["source"], module, planned)
-    if refused:  # a GPU would refuse the launch: nothing of it runs there
+    planned, refused = _planned(state, np.full(out_shape, np.nan, dtype=np.float32), [x.copy() for x in inputs])
+    if refused:  # a kernel the compiler refuses, or a launch a GPU refuses: not one line of it runs there
         return {"issues": refused, "launches": len(planned.launches), "moved": 0, "ran": False}, []
     outs, issues, moved, launched, writes, modelled, counted = [], [], 0, 0, {}, None, []
     single = len(planned.launches) == 1
@@ -224,7 +211,7 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         out = start_of(start, out_shape)
         if replay is not None:
             with records(cuda, record_only=True) as again:
-                launch(*handles(out, inputs))
+                launch(*_handles(out, inputs))
             if _plan(again.plans, out, inputs) == replay[0]:
                 out.reshape(-1)[replay[1]] = replay[2]
                 replayed += 1
@@ -250,7 +237,7 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
         follow = (lambda: LineRuns(cuda, FILENAME, state["source"])) if model and n == 0 else \
             (lambda: LinesRun(watch))
         with records(cuda, trace_local=False, sample=how) as done, follow() as ran_lines:
-            launch(*handles(out, inputs))  # no one reads these traces thread by thread
+            launch(*_handles(out, inputs))  # no one reads these traces thread by thread
         if n == 0:
             covered = ran_lines.lines
             state["covered"] |= covered
@@ -263,7 +250,7 @@ def _run_sim_uncollected(state, inputs, out_shape, starts, model=False, sample=N
             # the cells nobody wrote are judged as such.
             out = start_of(start, out_shape)
             with records(cuda, trace_local=False) as done, follow():
-                launch(*handles(out, inputs))
+                launch(*_handles(out, inputs))
             ran = None
         if n == 0:
             ran_first, first_trace = ran, done.traces[0][0] if len(done.traces) == 1 else None
@@ -315,12 +302,6 @@ def plan_at(state: dict, shapes) -> dict:
     dtype], ...]}]. Answers {"issues": [...], "skipped": [shapes not planned]}, the first shape's
     refusal only. A shape whose scratch arrays this process cannot hold (its memory is capped; a
     GPU's is larger) is skipped, not failed."""
-    from .loading.compile import compile_launches
-    from .sim.devicearray import DeviceArray
-    from .sim.launch import records
-
-    module = state["module"]
-    launch, cuda = module.namespace["launch"], module.cuda
     skipped: list[str] = []  # shapes whose planning ran out of this process's memory
     for item in shapes if isinstance(shapes, list) else []:
         where = str(item.get("where", "a GPU shape"))
@@ -331,25 +312,44 @@ def plan_at(state: dict, shapes) -> dict:
             continue
         out, *inputs = [np.zeros(shape, dtype=np.dtype(dtype)) for shape, dtype in arrays]
         try:
-            with records(cuda, record_only=True) as planned:
-                launch(DeviceArray(out, "out"), *[DeviceArray(x, f"input:{i}") for i, x in enumerate(inputs)])
+            _, refused = _planned(state, out, inputs)
         except MemoryError:  # scratch a GPU's memory holds and this process may not: not the candidate's fault
             skipped.append(where)
             continue
         except Exception as e:  # noqa: BLE001 (what the launch said, where the candidate's code said it)
-            return {"issues": [{"kind": "runtime_error", "line": _candidate_line(e), "config": where, "message": (
-                f"{type(e).__name__}: {e} (at {where}, where a GPU times it: launch() planned there, no kernel run)")}]}
-        fresh = [k for k in dict.fromkeys(planned.launches) if k not in state["compiled"]]
-        if fresh:
-            failures = compile_launches(state["source"], FILENAME, fresh, untrusted=True)
-            if failures:
-                return {"issues": [f | {"config": where, "message": f"{f['message']} (at {where})"} for f in failures]}
-            state["compiled"].update(fresh)
-        refused = _refused_launches(state["source"], module, planned)
+            refused = [{"kind": "runtime_error", "line": _candidate_line(e), "message": f"{type(e).__name__}: {e}"}]
         if refused:
-            return {"issues": [f | {"config": where, "message": f"{f['message']} (at {where}, where a GPU times it: launch() planned "
-                                               "there, no kernel run)"} for f in refused]}
+            return {"issues": [f | {"config": where, "message": f"{f['message']} (at {where}, where a GPU times it: "
+                                                                "launch() planned there, no kernel run)"}
+                               for f in refused]}
     return {"issues": [], "skipped": skipped}
+
+
+def _handles(out, arrays) -> list:
+    """What launch() holds, as on a GPU: sizes and kernels, no host maths."""
+    from .sim.devicearray import DeviceArray
+
+    return [DeviceArray(out, "out")] + [DeviceArray(x, f"input:{i}") for i, x in enumerate(arrays)]
+
+
+def _planned(state: dict, out, inputs) -> tuple:
+    """(records of what launch(out, *inputs) would launch, no kernel run; the failures that stop it
+    before any kernel runs): each kernel new to this module is compiled with the real compiler, then
+    every launch is held to a GPU's limits (_refused_launches). An error of launch() itself is
+    raised."""
+    from .loading.compile import compile_launches
+    from .sim.launch import records
+
+    module = state["module"]
+    with records(module.cuda, record_only=True) as planned:
+        module.namespace["launch"](*_handles(out, inputs))
+    fresh = [k for k in dict.fromkeys(planned.launches) if k not in state["compiled"]]
+    if fresh:
+        failures = compile_launches(state["source"], FILENAME, fresh, untrusted=True)
+        if failures:
+            return planned, failures
+        state["compiled"].update(fresh)
+    return planned, _refused_launches(state["source"], module, planned)
 
 
 def _candidate_line(error: BaseException) -> int | None:

@@ -255,8 +255,8 @@ def launch_resources(source: str, launch: tuple, threads: int) -> tuple[int, int
     if not ptx or (source, launch) not in _KERNELS:
         return None
     if threads > 256:
-        ptx = launched_ptx(source, launch) or ptx
-    cap = _max_registers(_KERNELS[(source, launch)][0])
+        ptx = launched_ptx(source, launch)  # the model's PTX where that build fails here
+    cap = max_registers(source, launch)
     report = ptxas_report(ptx, cap)
     return None if report is None else (report[0], cap, own_shared(report[2]))
 

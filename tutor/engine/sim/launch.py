@@ -29,7 +29,7 @@ from greenlet import GreenletExit, getcurrent, greenlet
 
 from .devicearray import memory_of
 from .fakecuda import Dim3, FakeCuda, ScalarType, Unsupported
-from .hostapi import check_launchable, launch_config
+from .hostapi import MAX_BLOCK, check_launchable, launch_config
 from .index_words import not_an_array
 from .simarray import KernelTimeout, NeedsCheckedRun, SimArray, fast_local, new_array, shape_of
 from ..trace import CONST, GLOBAL, LOCAL, SHARED, ArrayInfo, BarrierRecord, Trace, fmt_dim
@@ -232,8 +232,8 @@ class Launch:
         self.block_nd = 1 if isinstance(threads, (int, np.integer)) else len(tuple(threads))
         if self.block[0] * self.block[1] * self.block[2] > 1024:
             raise ValueError(f"a block may hold at most 1024 threads, got {fmt_dim(self.block)}")
-        if self.block[0] > 1024 or self.block[1] > 1024 or self.block[2] > 64:
-            raise ValueError(f"a block may hold at most 1024 threads along x and y and 64 along z, got {fmt_dim(self.block)}")
+        if any(n > most for n, most in zip(self.block, MAX_BLOCK)):
+            raise ValueError(f"a block may hold at most {MAX_BLOCK} threads along x, y and z, got {fmt_dim(self.block)}")
         if not isinstance(shared_bytes, (int, np.integer)) or isinstance(shared_bytes, bool) or shared_bytes < 0:
             raise ValueError(f"the dynamic shared memory of a launch is a whole number of bytes, got {shared_bytes!r}")
         # every cuda.shared.array(0, dtype) of a block is a view of one buffer of this many bytes
